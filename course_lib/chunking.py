@@ -1,0 +1,431 @@
+"""Chunkers that return exact character offsets and never break their size limit.
+
+Every chunker returns `Chunk`s in source order with `source[c.start:c.end] == c.text`
+and `c.n_tokens` = the token count of `c.text` itself (recounted, never summed from
+pieces), `c.n_tokens <= size`. Cuts fall only between characters (never inside a
+UTF-8 sequence), so no chunk contains U+FFFD that the source did not have.
+
+`tokenizer` may be an encoding name ("cl100k_base", "o200k_base"), "chars", a
+tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that counts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Union
+
+import numpy as np
+import tiktoken
+
+from course_lib.tokens import ENCODINGS, get_encoding
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a source text: `source[start:end] == text`, `n_tokens` counted on `text`."""
+
+    text: str
+    start: int
+    end: int
+    n_tokens: int
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+Span = Union[Chunk, tuple[int, int]]
+
+
+def as_spans(text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
+    """`(start, end)` pairs from `Chunk`s or pairs, checked against `text`."""
+    spans = []
+    for i, c in enumerate(chunks):
+        start, end = (c.start, c.end) if isinstance(c, Chunk) else c
+        if not (isinstance(start, (int, np.integer)) and isinstance(end, (int, np.integer))):
+            raise TypeError(f"chunks[{i}] must be a Chunk or a (start, end) pair of ints, got {c!r}")
+        if not 0 <= start < end <= len(text):
+            raise ValueError(
+                f"chunks[{i}] = ({start}, {end}) is not a non-empty span inside the text "
+                f"(0 <= start < end <= {len(text)})"
+            )
+        spans.append((int(start), int(end)))
+    return spans
+
+
+# ---------------------------------------------------------------------------
+# Tokenizers: one small adapter per kind
+# ---------------------------------------------------------------------------
+
+
+class _Tokenizer:
+    """Counts tokens and, where it can, says where each token of a text starts."""
+
+    # True when a text cut at word starts (a space after a non-space) tokenizes exactly
+    # like the slice of the whole text's tokens, so counts need no re-encoding.
+    exact_at_word_starts = False
+
+    def count(self, text: str) -> int:
+        raise NotImplementedError
+
+    def token_starts(self, text: str) -> np.ndarray | None:
+        """Char offset where each token starts (-1 if it starts inside a character)."""
+        return None
+
+
+class _Tiktoken(_Tokenizer):
+    exact_at_word_starts = True
+
+    def __init__(self, encoding: tiktoken.Encoding):
+        self.encoding = encoding
+
+    def count(self, text: str) -> int:
+        return len(self.encoding.encode_ordinary(text))
+
+    def token_starts(self, text: str) -> np.ndarray:
+        ids = self.encoding.encode_to_numpy(text, disallowed_special=())
+        byte_starts = np.zeros(len(ids), dtype=np.int64)
+        np.cumsum(_token_byte_lengths(self.encoding)[ids[:-1]], out=byte_starts[1:])
+        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        is_char_start = (data & 0xC0) != 0x80
+        char_of_byte = np.cumsum(is_char_start) - 1
+        return np.where(is_char_start[byte_starts], char_of_byte[byte_starts], -1)
+
+
+@lru_cache(maxsize=None)
+def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
+    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+    for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
+        lengths[rank] = len(token_bytes)
+    return lengths
+
+
+class _Chars(_Tokenizer):
+    exact_at_word_starts = True
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+    def token_starts(self, text: str) -> np.ndarray:
+        return np.arange(len(text), dtype=np.int64)
+
+
+class _HuggingFace(_Tokenizer):
+    """A fast (Rust) Hugging Face tokenizer, counted without special tokens or truncation."""
+
+    def __init__(self, tokenizer: Any):
+        self.backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+
+    def count(self, text: str) -> int:
+        return len(self.backend.encode(text, add_special_tokens=False).ids)
+
+    def token_starts(self, text: str) -> np.ndarray:
+        offsets = self.backend.encode(text, add_special_tokens=False).offsets
+        return np.array([start for start, _ in offsets], dtype=np.int64)
+
+
+class _Callable(_Tokenizer):
+    def __init__(self, fn: Callable[[str], int]):
+        self.fn = fn
+
+    def count(self, text: str) -> int:
+        n = self.fn(text)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"the tokenizer callable must return an int, got {type(n).__name__}")
+        return int(n)
+
+
+def resolve_tokenizer(tokenizer: Any) -> _Tokenizer:
+    """Wrap any supported `tokenizer` value in an adapter (see the module docstring)."""
+    if isinstance(tokenizer, str):
+        if tokenizer == "chars":
+            return _Chars()
+        if tokenizer in ENCODINGS:
+            return _Tiktoken(get_encoding(tokenizer))
+        raise ValueError(f'tokenizer={tokenizer!r} is unknown; use "chars", {", ".join(map(repr, ENCODINGS))}, '
+                         "a tiktoken Encoding, a Hugging Face tokenizer or a callable that counts")
+    if isinstance(tokenizer, tiktoken.Encoding):
+        return _Tiktoken(tokenizer)
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+    if hasattr(backend, "encode") and hasattr(backend, "get_vocab_size"):
+        return _HuggingFace(tokenizer)
+    if hasattr(tokenizer, "encode") and hasattr(tokenizer, "convert_tokens_to_ids"):  # a slow HF tokenizer
+        return _Callable(lambda text: len(tokenizer.encode(text, add_special_tokens=False)))
+    if callable(tokenizer):
+        return _Callable(tokenizer)
+    raise TypeError(f"tokenizer of type {type(tokenizer).__name__} is not supported; pass an encoding name, "
+                    '"chars", a tiktoken Encoding, a Hugging Face tokenizer or a callable str -> int')
+
+
+# ---------------------------------------------------------------------------
+# Measuring spans of one text
+# ---------------------------------------------------------------------------
+
+
+class _Measure:
+    """Token counts of spans of one text, from a single tokenization where possible."""
+
+    def __init__(self, text: str, tokenizer: _Tokenizer):
+        self.text = text
+        self.tokenizer = tokenizer
+        self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
+        self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
+
+    def exact(self, a: int, b: int) -> int:
+        return self.tokenizer.count(self.text[a:b])
+
+    def approx(self, a: int, b: int) -> int:
+        """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""
+        if self.starts is None:
+            return self.exact(a, b)
+        lo, hi = np.searchsorted(self.starts, (a, b))
+        return int(hi - lo)
+
+
+def _is_word_start(text: str, pos: int) -> bool:
+    return pos == 0 or pos == len(text) or (text[pos] == " " and not text[pos - 1].isspace())
+
+
+def _strip(text: str, a: int, b: int) -> tuple[int, int]:
+    """Shrink [a, b) to exclude whitespace at both ends."""
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def _too_big_error(text: str, pos: int, size: int, tokenizer: _Tokenizer) -> ValueError:
+    char = text[pos]
+    return ValueError(
+        f"size={size} is too small: the character {char!r} (U+{ord(char):04X}) at offset {pos} alone takes "
+        f"{tokenizer.count(char)} tokens, and chunks never split a character; use a larger size"
+    )
+
+
+def _fixed_spans(measure: _Measure, a: int, b: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """(start, end, n_tokens) windows over [a, b): at most `size` tokens, cut at word starts when possible."""
+    if measure.starts is None:
+        return _fixed_spans_by_search(measure, a, b, size, overlap)
+    text, tok = measure.text, measure.tokenizer
+    lo, hi = np.searchsorted(measure.starts, (a, b))
+    # legal cuts: a, b and every token start inside (a, b) that is also a character boundary
+    cuts = [a, *sorted({int(p) for p in measure.raw_starts[lo:hi] if a < p < b}), b]
+    tok_index = np.searchsorted(measure.starts, cuts).tolist()
+    safe = [_is_word_start(text, p) for p in cuts]
+    last = len(cuts) - 1
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    while True:
+        limit = tok_index[i] + size
+        if tok_index[last] <= limit:
+            j = last
+        else:
+            j = bisect.bisect_right(tok_index, limit) - 1
+            j = next((k for k in range(j, i, -1) if safe[k]), j)
+        if j <= i:
+            raise _too_big_error(text, cuts[i], size, tok)
+        exact_ok = tok.exact_at_word_starts and safe[i] and safe[j]
+        n = tok_index[j] - tok_index[i] if exact_ok else measure.exact(cuts[i], cuts[j])
+        while n > size:
+            j -= 1
+            if j <= i:
+                raise _too_big_error(text, cuts[i], size, tok)
+            n = measure.exact(cuts[i], cuts[j])
+        out.append((cuts[i], cuts[j], n))
+        if j == last:
+            return out
+        nxt = j
+        if overlap:
+            nxt = next(
+                (k for k in range(i + 1, j)
+                 if tok_index[j] - tok_index[k] <= overlap and safe[k]
+                 and ((tok.exact_at_word_starts and safe[j]) or measure.exact(cuts[k], cuts[j]) <= overlap)),
+                j,
+            )
+        i = nxt
+
+
+def _fixed_spans_by_search(measure: _Measure, a: int, b: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """The same windows for a tokenizer that only counts: binary search on character offsets."""
+    text = measure.text
+    out: list[tuple[int, int, int]] = []
+    start = a
+    while start < b:
+        lo, hi = start + 1, b  # largest end in [lo, hi] that fits
+        if measure.exact(start, lo) > size:
+            raise _too_big_error(text, start, size, measure.tokenizer)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if measure.exact(start, mid) <= size else (lo, mid - 1)
+        end = lo
+        if end < b:
+            end = next((p for p in range(end, start, -1) if _is_word_start(text, p)), end)
+        out.append((start, end, measure.exact(start, end)))
+        if end == b:
+            break
+        nxt = end
+        if overlap:
+            nxt = next(
+                (p for p in range(start + 1, end) if _is_word_start(text, p) and measure.exact(p, end) <= overlap),
+                end,
+            )
+        start = nxt
+    return out
+
+
+def _validate(text: Any, size: Any, overlap: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first")
+    for name, value in (("size", size), ("overlap", overlap)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if size < 1:
+        raise ValueError(f"size={size}: a chunk must hold at least one token; use size >= 1")
+    if overlap < 0:
+        raise ValueError(f"overlap={overlap}: overlap cannot be negative; use 0 for no overlap")
+    if overlap >= size:
+        raise ValueError(
+            f"overlap={overlap} must be smaller than size={size}, or no chunk would move forward; "
+            f"use an overlap of 10-20% of size, e.g. overlap={max(size // 10, 0)}"
+        )
+
+
+def _make_chunk(text: str, start: int, end: int, n_tokens: int, **metadata: Any) -> Chunk:
+    return Chunk(text[start:end], start, end, n_tokens, dict(metadata))
+
+
+def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl100k_base") -> list[Chunk]:
+    """Windows of at most `size` tokens, each starting `overlap` tokens or fewer before the last one ended.
+
+    A cut moves back to the nearest word start inside the window, so words are not cut
+    in half unless a single "word" is longer than the window (then any token boundary
+    that is also a character boundary is used). Whitespace-only windows are dropped.
+    """
+    _validate(text, size, overlap)
+    if not text.strip():
+        return []
+    measure = _Measure(text, resolve_tokenizer(tokenizer))
+    return [
+        _make_chunk(text, s, e, n) for s, e, n in _fixed_spans(measure, 0, len(text), size, overlap) if text[s:e].strip()
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Recursive splitting
+# ---------------------------------------------------------------------------
+
+_SENTENCE_END = r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’»)\]]))\s+"
+
+SEPARATORS: dict[str, list[str]] = {
+    # Regular expressions, highest level first; a cut goes where a match starts, so the
+    # separator opens the next piece. Below the last one, pieces are cut between tokens.
+    "prose": [r"\n[ \t]*\n\s*", r"\n", _SENTENCE_END, r"\s+"],
+    "markdown": [r"\n(?=# )", r"\n(?=## )", r"\n(?=### )", r"\n(?=#{4,6} )", r"\n[ \t]*\n\s*", r"\n",
+                 _SENTENCE_END, r"\s+"],
+    "python": [r"\n(?=(?:@\w[^\n]*\n)*class )", r"\n(?=(?:@\w[^\n]*\n)*(?:async )?def )",
+               r"\n(?=[ \t]+(?:@\w[^\n]*\n[ \t]+)*(?:async )?def )", r"\n[ \t]*\n", r"\n", r"\s+"],
+    # a new line that opens with a speaker label such as "ANA:", "Speaker 2:" or "[00:12:05] Luis:"
+    "transcript": [r"\n(?=[ \t]*(?:\[[\d:.]+\][ \t]*)?[^\s:][^\n:]{0,39}:[ \t])", r"\n", _SENTENCE_END, r"\s+"],
+}
+
+
+@lru_cache(maxsize=64)
+def _compile(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Pattern]:
+    if separators is None:
+        separators = "prose"
+    if isinstance(separators, str):
+        if separators not in SEPARATORS:
+            raise ValueError(f"separators={separators!r} is not a preset; use one of {sorted(SEPARATORS)} "
+                             "or a list of regular expressions")
+        separators = SEPARATORS[separators]
+    patterns = []
+    for sep in separators:
+        if not isinstance(sep, str) or not sep:
+            raise ValueError(f"separators must be non-empty regular expressions (use re.escape for plain "
+                             f"text); got {sep!r}")
+        patterns.append(_compile(sep))
+    return patterns
+
+
+def _split(measure: _Measure, a: int, b: int, size: int, patterns: list[re.Pattern]) -> list[tuple[int, int]]:
+    """Cut [a, b) on the first separator that occurs; recurse only into pieces still over `size`."""
+    if measure.approx(a, b) <= size:
+        return [(a, b)]
+    for level, pattern in enumerate(patterns):
+        cuts = [m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()]
+        if cuts:
+            break
+    else:
+        return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, 0)]
+    pieces = []
+    for s, e in zip([a, *cuts], [*cuts, b]):
+        if measure.approx(s, e) <= size:
+            pieces.append((s, e))
+        else:
+            pieces.extend(_split(measure, s, e, size, patterns[level + 1:]))
+    return pieces
+
+
+def _merge(measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """Join neighbouring pieces while they fit; start each chunk with the previous one's tail."""
+    text = measure.text
+    out: list[tuple[int, int, int]] = []
+    i = 0  # first piece of the current chunk
+    new = 0  # first piece not yet in any chunk: the current chunk must contain it
+    while new < len(pieces):
+        j = new + 1
+        while j < len(pieces) and measure.approx(pieces[i][0], pieces[j][1]) <= size:
+            j += 1
+        while True:  # recount exactly; give back pieces until the chunk fits
+            s, e = _strip(text, pieces[i][0], pieces[j - 1][1])
+            n = measure.exact(s, e) if s < e else 0
+            if n <= size:
+                break
+            if j - 1 > new:
+                j -= 1
+            elif i < new:
+                i += 1
+            else:  # one piece that only looked small enough: cut it between tokens
+                a, b = pieces[new]
+                pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, a, b, size, 0)]
+                j = new + 1
+        if s < e:
+            out.append((s, e, n))
+        k = j
+        if overlap and s < e and j < len(pieces):
+            while k - 1 > i:
+                ts, te = _strip(text, pieces[k - 1][0], e)
+                if measure.exact(ts, te) > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
+                    break
+                k -= 1
+        i, new = k, j
+    return out
+
+
+def recursive_chunks(
+    text: str,
+    size: int,
+    overlap: int = 0,
+    separators: str | Sequence[str] | None = None,
+    tokenizer: Any = "cl100k_base",
+) -> list[Chunk]:
+    """Split on a hierarchy of separators, recurse into oversized pieces, merge neighbours that fit.
+
+    `separators` is a preset name from `SEPARATORS` ("prose", the default; "markdown",
+    "python", "transcript") or a list of regular expressions, highest level first. Each
+    chunk is stripped of surrounding whitespace; with `overlap`, a chunk starts with the
+    last whole pieces of the previous one, at most `overlap` tokens of them.
+    """
+    _validate(text, size, overlap)
+    patterns = _resolve_separators(separators)
+    if not text.strip():
+        return []
+    measure = _Measure(text, resolve_tokenizer(tokenizer))
+    pieces = _split(measure, 0, len(text), size, patterns)
+    return [_make_chunk(text, s, e, n) for s, e, n in _merge(measure, pieces, size, overlap)]
