@@ -115,7 +115,11 @@ class _HuggingFace(_Tokenizer):
     """A fast (Rust) Hugging Face tokenizer, counted without special tokens or truncation."""
 
     def __init__(self, tokenizer: Any):
-        self.backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+        # a private copy: a model's tokenizer may carry padding and truncation settings
+        backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+        self.backend = type(backend).from_str(backend.to_str())
+        self.backend.no_padding()
+        self.backend.no_truncation()
 
     def count(self, text: str) -> int:
         return len(self.backend.encode(text, add_special_tokens=False).ids)
@@ -172,8 +176,11 @@ class _Measure:
         self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
         self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
 
-    def exact(self, a: int, b: int) -> int:
-        return self.tokenizer.count(self.text[a:b])
+    def exact(self, a: int, b: int, *, stripped: bool = False) -> int:
+        """The recount of text[a:b] (without surrounding white space if `stripped`)."""
+        if stripped:
+            a, b = _strip(self.text, a, b)
+        return self.tokenizer.count(self.text[a:b]) if a < b else 0
 
     def approx(self, a: int, b: int) -> int:
         """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""
@@ -204,10 +211,16 @@ def _too_big_error(text: str, pos: int, size: int, tokenizer: _Tokenizer) -> Val
     )
 
 
-def _fixed_spans(measure: _Measure, a: int, b: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
-    """(start, end, n_tokens) windows over [a, b): at most `size` tokens, cut at word starts when possible."""
+def _fixed_spans(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, *, stripped: bool = False
+) -> list[tuple[int, int, int]]:
+    """(start, end, n_tokens) windows over [a, b): at most `size` tokens, cut at word starts when possible.
+
+    With `stripped`, `n_tokens` counts each window without its surrounding white space
+    (how the recursive splitter will emit it).
+    """
     if measure.starts is None:
-        return _fixed_spans_by_search(measure, a, b, size, overlap)
+        return _fixed_spans_by_search(measure, a, b, size, overlap, stripped=stripped)
     text, tok = measure.text, measure.tokenizer
     lo, hi = np.searchsorted(measure.starts, (a, b))
     # legal cuts: a, b and every token start inside (a, b) that is also a character boundary
@@ -226,13 +239,13 @@ def _fixed_spans(measure: _Measure, a: int, b: int, size: int, overlap: int) -> 
             j = next((k for k in range(j, i, -1) if safe[k]), j)
         if j <= i:
             raise _too_big_error(text, cuts[i], size, tok)
-        exact_ok = tok.exact_at_word_starts and safe[i] and safe[j]
-        n = tok_index[j] - tok_index[i] if exact_ok else measure.exact(cuts[i], cuts[j])
+        exact_ok = tok.exact_at_word_starts and safe[i] and safe[j] and not stripped
+        n = tok_index[j] - tok_index[i] if exact_ok else measure.exact(cuts[i], cuts[j], stripped=stripped)
         while n > size:
             j -= 1
             if j <= i:
                 raise _too_big_error(text, cuts[i], size, tok)
-            n = measure.exact(cuts[i], cuts[j])
+            n = measure.exact(cuts[i], cuts[j], stripped=stripped)
         out.append((cuts[i], cuts[j], n))
         if j == last:
             return out
@@ -247,22 +260,24 @@ def _fixed_spans(measure: _Measure, a: int, b: int, size: int, overlap: int) -> 
         i = nxt
 
 
-def _fixed_spans_by_search(measure: _Measure, a: int, b: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
+def _fixed_spans_by_search(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, *, stripped: bool = False
+) -> list[tuple[int, int, int]]:
     """The same windows for a tokenizer that only counts: binary search on character offsets."""
     text = measure.text
     out: list[tuple[int, int, int]] = []
     start = a
     while start < b:
         lo, hi = start + 1, b  # largest end in [lo, hi] that fits
-        if measure.exact(start, lo) > size:
+        if measure.exact(start, lo, stripped=stripped) > size:
             raise _too_big_error(text, start, size, measure.tokenizer)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if measure.exact(start, mid) <= size else (lo, mid - 1)
+            lo, hi = (mid, hi) if measure.exact(start, mid, stripped=stripped) <= size else (lo, mid - 1)
         end = lo
         if end < b:
             end = next((p for p in range(end, start, -1) if _is_word_start(text, p)), end)
-        out.append((start, end, measure.exact(start, end)))
+        out.append((start, end, measure.exact(start, end, stripped=stripped)))
         if end == b:
             break
         nxt = end
@@ -353,59 +368,76 @@ def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Patte
     return patterns
 
 
-def _split(measure: _Measure, a: int, b: int, size: int, patterns: list[re.Pattern]) -> list[tuple[int, int]]:
-    """Cut [a, b) on the first separator that occurs; recurse only into pieces still over `size`."""
+def _recursive(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list[re.Pattern]
+) -> list[tuple[int, int]]:
+    """The course's algorithm on [a, b): cut on the first separator that occurs, recurse only
+    into pieces still over `size`, then merge neighbours while they fit (by estimate)."""
     if measure.approx(a, b) <= size:
         return [(a, b)]
     for level, pattern in enumerate(patterns):
         cuts = [m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()]
         if cuts:
             break
-    else:
-        return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, 0)]
-    pieces = []
+    else:  # no separator left: cut between tokens
+        return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
+    fragments: list[tuple[int, int]] = []
     for s, e in zip([a, *cuts], [*cuts, b]):
         if measure.approx(s, e) <= size:
-            pieces.append((s, e))
+            fragments.append((s, e))
         else:
-            pieces.extend(_split(measure, s, e, size, patterns[level + 1:]))
-    return pieces
+            fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:])
+    return [(s, e) for s, e, _ in _merge(measure, fragments, size, overlap, exact=False)]
 
 
-def _merge(measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int) -> list[tuple[int, int, int]]:
-    """Join neighbouring pieces while they fit; start each chunk with the previous one's tail."""
-    text = measure.text
+def _merge(
+    measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int, *, exact: bool
+) -> list[tuple[int, int, int]]:
+    """Join neighbouring pieces while they fit; start each chunk with the previous one's tail.
+
+    Returns stripped `(start, end, n_tokens)`. With `exact`, every chunk is recounted and
+    pieces are given back until it fits; otherwise sizes are the one-pass estimates.
+    """
+    text, pieces = measure.text, list(pieces)
     out: list[tuple[int, int, int]] = []
     i = 0  # first piece of the current chunk
-    new = 0  # first piece not yet in any chunk: the current chunk must contain it
+    new = 0  # first piece in no chunk yet: the current chunk must contain it
     while new < len(pieces):
         j = new + 1
         while j < len(pieces) and measure.approx(pieces[i][0], pieces[j][1]) <= size:
             j += 1
-        while True:  # recount exactly; give back pieces until the chunk fits
+        while True:
             s, e = _strip(text, pieces[i][0], pieces[j - 1][1])
-            n = measure.exact(s, e) if s < e else 0
+            n = (measure.exact(s, e) if exact else measure.approx(s, e)) if s < e else 0
             if n <= size:
                 break
             if j - 1 > new:
                 j -= 1
             elif i < new:
                 i += 1
+            elif not exact:  # an estimate only: the final, exact pass settles it
+                break
             else:  # one piece that only looked small enough: cut it between tokens
-                a, b = pieces[new]
-                pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, a, b, size, 0)]
+                pa, pb = pieces[new]
+                pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, pa, pb, size, 0, stripped=True)]
                 j = new + 1
         if s < e:
             out.append((s, e, n))
         k = j
         if overlap and s < e and j < len(pieces):
             while k - 1 > i:
-                ts, te = _strip(text, pieces[k - 1][0], e)
-                if measure.exact(ts, te) > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
+                tail = measure.exact(pieces[k - 1][0], e, stripped=True)
+                if tail > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
                     break
                 k -= 1
         i, new = k, j
     return out
+
+
+def _recursive_chunks(measure: _Measure, a: int, b: int, size: int, overlap: int,
+                      patterns: list[re.Pattern]) -> list[tuple[int, int, int]]:
+    """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`."""
+    return _merge(measure, _recursive(measure, a, b, size, overlap, patterns), size, overlap, exact=True)
 
 
 def recursive_chunks(
@@ -427,5 +459,140 @@ def recursive_chunks(
     if not text.strip():
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
-    pieces = _split(measure, 0, len(text), size, patterns)
-    return [_make_chunk(text, s, e, n) for s, e, n in _merge(measure, pieces, size, overlap)]
+    return [_make_chunk(text, s, e, n) for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns)]
+
+
+# ---------------------------------------------------------------------------
+# Sentences
+# ---------------------------------------------------------------------------
+
+ABBREVIATIONS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        "mr mrs ms dr prof sr jr st vs e.g i.e inc ltd co corp no nos fig figs approx dept est al cf ca "
+        "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.m p.m ph.d vol pp op"
+        .split()
+    ),
+    "es": frozenset(
+        "sr sra srta sres dr dra drs ud uds lic ing arq núm nº pág págs art arts av avda aprox tel dpto "
+        "depto cap caps vol fig figs ej ee uu admón gral prof profa col máx mín cía s.a"
+        .split()
+    ),
+}
+_SENTENCE_CANDIDATE = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)|\n[ \t]*\n")
+
+
+def split_sentences(text: str, language: str = "en") -> list[tuple[int, int]]:
+    """`(start, end)` spans of the sentences of `text`, without surrounding whitespace.
+
+    A sentence ends at `.`, `!`, `?` or `…` (and closing quotes) before white space,
+    unless the word is a known abbreviation of `language` ("en" or "es") or a single
+    initial, or the next sentence would start in lower case. Decimals such as 3.85 and
+    Spanish `¿…?` and `¡…!` stay whole. A blank line always ends a sentence.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if language not in ABBREVIATIONS:
+        raise ValueError(f"language={language!r} is not supported; use one of {sorted(ABBREVIATIONS)}")
+    abbreviations = ABBREVIATIONS[language]
+    cuts = [0]
+    for m in _SENTENCE_CANDIDATE.finditer(text):
+        if m.group().startswith("."):
+            word = text[:m.start()].rsplit(None, 1)[-1] if text[:m.start()].strip() else ""
+            word = word.lstrip("¿¡(\"'«“").lower()
+            if len(word) == 1 and word.isalpha() or word in abbreviations:
+                continue
+        if not m.group().startswith("\n"):
+            following = text[m.end():].lstrip()
+            if following[:1].islower():
+                continue
+        cuts.append(m.end())
+    cuts.append(len(text))
+    spans = [_strip(text, a, b) for a, b in zip(cuts, cuts[1:])]
+    return [(a, b) for a, b in spans if a < b]
+
+
+def sentence_chunks(
+    text: str,
+    max_sentences: int = 5,
+    overlap_sentences: int = 1,
+    language: str = "en",
+    tokenizer: Any = "cl100k_base",
+) -> list[Chunk]:
+    """Groups of up to `max_sentences` sentences; each group repeats the previous one's last
+    `overlap_sentences`. Sizes are counted in sentences, so `n_tokens` (by `tokenizer`) varies."""
+    for name, value in (("max_sentences", max_sentences), ("overlap_sentences", overlap_sentences)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if max_sentences < 1:
+        raise ValueError(f"max_sentences={max_sentences}: use max_sentences >= 1")
+    if not 0 <= overlap_sentences < max_sentences:
+        raise ValueError(f"overlap_sentences={overlap_sentences} must be in 0..max_sentences-1 "
+                         f"(= {max_sentences - 1}), or no chunk would move forward")
+    sentences = split_sentences(text, language)
+    tok = resolve_tokenizer(tokenizer)
+    chunks = []
+    step = max_sentences - overlap_sentences
+    for i in range(0, len(sentences), step):
+        group = sentences[i:i + max_sentences]
+        start, end = group[0][0], group[-1][1]
+        chunks.append(_make_chunk(text, start, end, tok.count(text[start:end]), sentences=len(group)))
+        if i + max_sentences >= len(sentences):
+            break
+    return chunks
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------
+
+_MD_LINE = re.compile(r"^.*(?:\n|$)", re.MULTILINE)
+_MD_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*\r?\n?$")
+_MD_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def markdown_sections(text: str) -> list[tuple[int, int, list[str]]]:
+    """`(start, end, heading_path)` for the preamble and each ATX-headed section.
+
+    `heading_path` lists the enclosing headings as written, e.g. `["# Guide", "## Install"]`.
+    Lines starting with `#` inside fenced code blocks are not headings.
+    """
+    sections: list[tuple[int, int, list[str]]] = []
+    path: list[tuple[int, str]] = []
+    start, fence = 0, None
+    for m in _MD_LINE.finditer(text):
+        line = m.group()
+        if not line:
+            break
+        opener = _MD_FENCE.match(line)
+        if fence is None and opener:
+            fence = opener.group(1)
+        elif fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = None
+        elif heading := _MD_HEADING.match(line):
+            if m.start() > start:
+                sections.append((start, m.start(), [h for _, h in path]))
+            level = len(heading.group(1))
+            path = [(lv, h) for lv, h in path if lv < level] + [(level, f"{heading.group(1)} {heading.group(2)}")]
+            start = m.start()
+    sections.append((start, len(text), [h for _, h in path]))
+    return [(a, b, p) for a, b, p in sections if text[a:b].strip()]
+
+
+def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl100k_base") -> list[Chunk]:
+    """Chunk each Markdown section on its own, so no chunk crosses a heading.
+
+    Every chunk's `metadata["headings"]` holds its heading path. A section larger than
+    `size` is split recursively (paragraphs, lines, sentences, words) with `overlap`.
+    """
+    _validate(text, size, overlap)
+    if not text.strip():
+        return []
+    measure = _Measure(text, resolve_tokenizer(tokenizer))
+    patterns = _resolve_separators("prose")
+    chunks = []
+    for a, b, path in markdown_sections(text):
+        chunks += [_make_chunk(text, s, e, n, headings=path)
+                   for s, e, n in _recursive_chunks(measure, a, b, size, overlap, patterns)]
+    return chunks

@@ -158,6 +158,11 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
                 _download(remote.url, target)
             except (urllib.error.URLError, OSError) as exc:
                 reason = f"the download failed ({exc})"
+            else:
+                if _sha256(target) != remote.sha256:
+                    target.unlink()
+                    raise ValueError(f"the file downloaded from {remote.url} does not have sha256 "
+                                     f"{remote.sha256}; it was deleted. Try again later or fetch it by hand.")
         if not target.exists():
             raise DataNotFoundError(
                 f"{dataset}/{file} is not in the data cache and {reason}.\n"

@@ -34,7 +34,7 @@ def chunks_to_html(text: str, chunks: Sequence[Span], *, title: str | None = Non
         parts.append(f'<span style="{style}" title="{label}">{piece}</span>')
     heading = f"<b>{html.escape(title)}</b><br>" if title else ""
     legend = (
-        f'<div style="font-size:85%;margin-top:4px">{len(spans)} chunks; '
+        f'<div style="font-size:85%;margin-top:4px">{len(spans)} chunk{"" if len(spans) == 1 else "s"}; '
         f'<span style="{OVERLAP_STYLE}">orange</span> = text in two or more chunks</div>'
     )
     body = "".join(parts)

@@ -1,0 +1,40 @@
+# The course's commands. `make lab` to learn, `make test` to check everything.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup lab test test-lib test-notebooks execute bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (chunking course)" >/dev/null
+	$(BIN)/python -m course_lib.check || echo "Some checks failed: read the [FAIL] lines above (missing data can be added later)."
+	touch $(STAMP)
+
+setup: $(STAMP)  ## create .venv, install pinned requirements and course_lib, check the environment
+
+lab: $(STAMP)  ## set up if needed, then open the course in JupyterLab
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=notebooks
+
+test: $(STAMP)  ## course_lib unit tests and nbval over every notebook
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
+
+test-lib: $(STAMP)
+	$(BIN)/python -m pytest tests -q
+
+test-notebooks: $(STAMP)
+	$(BIN)/python -m pytest notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
+
+execute: $(STAMP)  ## re-execute notebooks in place (NB=notebooks/03_....ipynb for one)
+	$(BIN)/python scripts/execute_notebooks.py $(NB)
+
+bench: $(STAMP)  ## chunker speed against peers (installs the optional peers first)
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
+	$(BIN)/python benchmarks/bench_chunkers.py
+
+clean:
+	rm -rf $(VENV) build

