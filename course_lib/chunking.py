@@ -211,6 +211,27 @@ def _too_big_error(text: str, pos: int, size: int, tokenizer: _Tokenizer) -> Val
     )
 
 
+def _drive_windows(
+    text: str, cuts: Sequence[int], window: Callable[[int], tuple[int, int]], may_share: Callable[[int, int], bool]
+) -> list[tuple[int, int, int]]:
+    """Lay windows over `cuts` (legal cut positions): `window(i)` gives `(j, n_tokens)` for the
+    window from cut i; the next window starts at the earliest cut k that `may_share(k, j)` text
+    with it and still reaches past cut j, else at j."""
+    out: list[tuple[int, int, int]] = []
+    last = len(cuts) - 1
+    i = 0
+    j, n = window(0)
+    while True:
+        out.append((cuts[i], cuts[j], n))
+        if j == last or not text[cuts[j]:cuts[last]].strip():
+            return out
+        for k in [*(k for k in range(i + 1, j) if may_share(k, j)), j]:
+            next_j, next_n = window(k)
+            if next_j > j:
+                break
+        i, j, n = k, next_j, next_n
+
+
 def _fixed_spans(
     measure: _Measure, a: int, b: int, size: int, overlap: int, *, stripped: bool = False
 ) -> list[tuple[int, int, int]]:
@@ -219,75 +240,45 @@ def _fixed_spans(
     With `stripped`, `n_tokens` counts each window without its surrounding white space
     (how the recursive splitter will emit it).
     """
-    if measure.starts is None:
-        return _fixed_spans_by_search(measure, a, b, size, overlap, stripped=stripped)
     text, tok = measure.text, measure.tokenizer
-    lo, hi = np.searchsorted(measure.starts, (a, b))
-    # legal cuts: a, b and every token start inside (a, b) that is also a character boundary
-    cuts = [a, *sorted({int(p) for p in measure.raw_starts[lo:hi] if a < p < b}), b]
-    tok_index = np.searchsorted(measure.starts, cuts).tolist()
+    if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
+        cuts: Sequence[int] = range(a, b + 1)
+        tok_index = None
+    else:  # a, b and every token start inside (a, b) that is also a character boundary
+        lo, hi = np.searchsorted(measure.starts, (a, b))
+        cuts = [a, *sorted({int(p) for p in measure.raw_starts[lo:hi] if a < p < b}), b]
+        tok_index = np.searchsorted(measure.starts, cuts).tolist()
     safe = [_is_word_start(text, p) for p in cuts]
     last = len(cuts) - 1
-    out: list[tuple[int, int, int]] = []
-    i = 0
-    while True:
-        limit = tok_index[i] + size
-        if tok_index[last] <= limit:
-            j = last
+
+    def count(i: int, j: int) -> int:
+        if tok_index is not None and tok.exact_at_word_starts and safe[i] and safe[j] and not stripped:
+            return tok_index[j] - tok_index[i]
+        return measure.exact(cuts[i], cuts[j], stripped=stripped)
+
+    def window(i: int) -> tuple[int, int]:
+        if tok_index is None:  # largest j whose text fits, by binary search on the count
+            lo, hi = i, last
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if count(i, mid) <= size else (lo, mid - 1)
+            j = lo
         else:
-            j = bisect.bisect_right(tok_index, limit) - 1
+            j = last if tok_index[last] - tok_index[i] <= size else bisect.bisect_right(tok_index, tok_index[i] + size) - 1
+        if j < last:
             j = next((k for k in range(j, i, -1) if safe[k]), j)
+        while j > i and (n := count(i, j)) > size:
+            j -= 1
         if j <= i:
             raise _too_big_error(text, cuts[i], size, tok)
-        exact_ok = tok.exact_at_word_starts and safe[i] and safe[j] and not stripped
-        n = tok_index[j] - tok_index[i] if exact_ok else measure.exact(cuts[i], cuts[j], stripped=stripped)
-        while n > size:
-            j -= 1
-            if j <= i:
-                raise _too_big_error(text, cuts[i], size, tok)
-            n = measure.exact(cuts[i], cuts[j], stripped=stripped)
-        out.append((cuts[i], cuts[j], n))
-        if j == last:
-            return out
-        nxt = j
-        if overlap:
-            nxt = next(
-                (k for k in range(i + 1, j)
-                 if tok_index[j] - tok_index[k] <= overlap and safe[k]
-                 and ((tok.exact_at_word_starts and safe[j]) or measure.exact(cuts[k], cuts[j]) <= overlap)),
-                j,
-            )
-        i = nxt
+        return j, n
 
+    def may_share(k: int, j: int) -> bool:
+        if not safe[k] or (tok_index is not None and tok_index[j] - tok_index[k] > overlap):
+            return False
+        return count(k, j) <= overlap if not (tok.exact_at_word_starts and safe[j]) else True
 
-def _fixed_spans_by_search(
-    measure: _Measure, a: int, b: int, size: int, overlap: int, *, stripped: bool = False
-) -> list[tuple[int, int, int]]:
-    """The same windows for a tokenizer that only counts: binary search on character offsets."""
-    text = measure.text
-    out: list[tuple[int, int, int]] = []
-    start = a
-    while start < b:
-        lo, hi = start + 1, b  # largest end in [lo, hi] that fits
-        if measure.exact(start, lo, stripped=stripped) > size:
-            raise _too_big_error(text, start, size, measure.tokenizer)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if measure.exact(start, mid, stripped=stripped) <= size else (lo, mid - 1)
-        end = lo
-        if end < b:
-            end = next((p for p in range(end, start, -1) if _is_word_start(text, p)), end)
-        out.append((start, end, measure.exact(start, end, stripped=stripped)))
-        if end == b:
-            break
-        nxt = end
-        if overlap:
-            nxt = next(
-                (p for p in range(start + 1, end) if _is_word_start(text, p) and measure.exact(p, end) <= overlap),
-                end,
-            )
-        start = nxt
-    return out
+    return _drive_windows(text, cuts, window, may_share if overlap else lambda k, j: False)
 
 
 def _validate(text: Any, size: Any, overlap: Any) -> None:
@@ -421,13 +412,16 @@ def _merge(
                 pa, pb = pieces[new]
                 pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, pa, pb, size, 0, stripped=True)]
                 j = new + 1
-        if s < e:
+        emitted = s < e and not (out and out[-1][0] <= s and e <= out[-1][1])  # nothing new: skip
+        if emitted:
+            if out and out[-1][0] == s:  # the previous chunk is a prefix of this one
+                out.pop()
             out.append((s, e, n))
         k = j
-        if overlap and s < e and j < len(pieces):
+        if overlap and emitted and j < len(pieces):
             while k - 1 > i:
-                tail = measure.exact(pieces[k - 1][0], e, stripped=True)
-                if tail > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
+                ts, te = _strip(text, pieces[k - 1][0], e)
+                if ts <= s or measure.exact(ts, te) > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
                     break
                 k -= 1
         i, new = k, j

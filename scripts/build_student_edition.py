@@ -1,0 +1,175 @@
+"""Build the student edition: every notebook with its exercise solutions replaced by stubs.
+
+Usage: python scripts/build_student_edition.py [--out build/student] [notebooks/NN_name.ipynb ...]
+
+Writes OUT/notebooks/NN_name.ipynb and copies data/ to OUT/data, so the notebooks' relative
+paths (`../data`) work unchanged. In each cell tagged `solution`, the lines from `# BEGIN SOLUTION`
+to `# END SOLUTION` become `raise NotImplementedError(...)` at the same indentation; the cell is
+no longer collapsed, and its outputs and those of its self-check cell (the next code cell) are
+cleared. A notebook that breaks the exercise format of CONTRIBUTING.md is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "build" / "student"
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+EXERCISE_HEADING = re.compile(r"^###\s+(Exercise\s+\d+\.\d+)\b", re.MULTILINE)
+
+
+class FormatError(ValueError):
+    """A notebook's exercises do not follow the format of CONTRIBUTING.md."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Where one exercise lives in a notebook: its name and the indices of its cells."""
+
+    name: str  # "Exercise 3.1"
+    solution: int  # index of the cell tagged `solution`
+    check: int  # index of the self-check cell (the next code cell)
+
+
+def course_notebooks() -> list[Path]:
+    """The course notebooks, in order."""
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def stub_source(source: str, message: str) -> str:
+    """Replace each `# BEGIN SOLUTION` ... `# END SOLUTION` block by `raise NotImplementedError(message)`."""
+    out: list[str] = []
+    indent: str | None = None
+    blocks = 0
+    for number, line in enumerate(source.splitlines(), start=1):
+        marker = line.strip()
+        if marker == BEGIN:
+            if indent is not None:
+                raise FormatError(f"line {number}: `{BEGIN}` inside another solution block; close it with `{END}` first")
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}raise NotImplementedError({json.dumps(message, ensure_ascii=False)})")
+            blocks += 1
+        elif marker == END:
+            if indent is None:
+                raise FormatError(f"line {number}: `{END}` without a `{BEGIN}` before it")
+            indent = None
+        elif BEGIN in line or END in line:
+            raise FormatError(f"line {number}: a solution marker must be alone on its line: {line.strip()!r}")
+        elif indent is None:
+            out.append(line)
+    if indent is not None:
+        raise FormatError(f"`{BEGIN}` is never closed: add `{END}` after the solution")
+    if blocks == 0:
+        raise FormatError(f"no `{BEGIN}` / `{END}` lines around the reference solution")
+    return "\n".join(out)
+
+
+def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
+    """The notebook's exercises; raises FormatError where the exercise format is broken."""
+    exercises: list[Exercise] = []
+    current: str | None = None  # the latest "### Exercise N.k" heading
+    solved: set[str] = set()
+    cells = notebook.cells
+    for index, cell in enumerate(cells):
+        where = f"cell {index}"
+        if cell.cell_type == "markdown":
+            headings = EXERCISE_HEADING.findall(cell.source)
+            for heading in headings:
+                if current is not None and current not in solved:
+                    raise FormatError(f"{where}: {current} has no code cell tagged `solution` before the next exercise")
+                current = " ".join(heading.split())
+            continue
+        if cell.cell_type != "code":
+            continue
+        is_solution = "solution" in cell.metadata.get("tags", [])
+        if not is_solution:
+            if BEGIN in cell.source or END in cell.source:
+                raise FormatError(f"{where} has solution markers but no `solution` tag: tag it or remove the markers")
+            continue
+        if current is None:
+            raise FormatError(f"{where} is tagged `solution` but no `### Exercise N.k: title` heading comes before it")
+        try:
+            stub_source(cell.source, current)
+        except FormatError as error:
+            raise FormatError(f"{where} ({current}): {error}") from None
+        check = next((j for j in range(index + 1, len(cells)) if cells[j].cell_type == "code"), None)
+        if check is None or "solution" in cells[check].metadata.get("tags", []) or "check_" not in cells[check].source:
+            raise FormatError(f"{where} ({current}): the next code cell must call a self-check from course_lib.exercises")
+        exercises.append(Exercise(current, index, check))
+        solved.add(current)
+    if current is not None and current not in solved:
+        raise FormatError(f"{current} has no code cell tagged `solution`")
+    return exercises
+
+
+def _clear(cell: nbformat.NotebookNode) -> None:
+    cell.outputs = []
+    cell.execution_count = None
+    cell.metadata.pop("execution", None)
+
+
+def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of `notebook` with the solutions stubbed out and the exercise outputs cleared."""
+    student = copy.deepcopy(notebook)
+    for exercise in find_exercises(notebook):
+        cell = student.cells[exercise.solution]
+        cell.source = stub_source(cell.source, f"{exercise.name}: replace this line with your solution")
+        jupyter = cell.metadata.get("jupyter", {})
+        jupyter.pop("source_hidden", None)
+        if not jupyter:
+            cell.metadata.pop("jupyter", None)
+        _clear(cell)
+        _clear(student.cells[exercise.check])
+    return student
+
+
+def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[Path]:
+    """Write the student edition to `out` (emptied first) and return the notebooks written."""
+    notebooks = course_notebooks() if notebooks is None else notebooks
+    if not notebooks:
+        raise FileNotFoundError(f"no notebooks given and none match {ROOT / 'notebooks'}/[0-9][0-9]_*.ipynb")
+    students = {}
+    for path in notebooks:  # check every notebook before writing anything
+        try:
+            students[path.name] = student_notebook(nbformat.read(path, as_version=4))
+        except FormatError as error:
+            raise FormatError(f"{path.name}: {error}") from None
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "notebooks").mkdir(parents=True)
+    shutil.copytree(ROOT / "data", out / "data", ignore=shutil.ignore_patterns("cache", "__pycache__", ".*"))
+    written = []
+    for name, student in students.items():
+        nbformat.write(student, out / "notebooks" / name)
+        written.append(out / "notebooks" / name)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to convert (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: build/student)")
+    args = parser.parse_args(argv)
+    try:
+        written = build(args.out.resolve(), [p.resolve() for p in args.notebooks] or None)
+    except FormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+    print(f"student edition: {len(written)} notebooks in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
