@@ -39,14 +39,13 @@ from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, lo
 from course_lib.evaluation import VectorIndex, precision_omega, span_scores, summarize
 from course_lib.late import DocumentTokens, chunk_token_spans, tokenize_document, token_vectors
 from course_lib.models import MODEL_NAME, load_embedding_model
-from course_lib.tokens import count_tokens
+from course_lib.tokens import count_tokens, get_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = "cl100k_base"
 RETRIEVE = 5
 MAX_SEQ_LENGTH = 512  # no chunk is cut: 250 cl100k tokens can exceed MiniLM's default window of 256
 LATE_WINDOW = 512
-LATE_OVERLAP = 64  # macro-window context on each side (course_lib.late's own default is about an eighth)
 BATCH_SIZE = 32
 # Chroma's RecursiveTokenChunker separators (its final "" = cut between tokens is built in), as regexes
 CHROMA_SEPARATORS = [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]]
@@ -66,6 +65,11 @@ PUBLISHED = {
 }
 
 
+def late_overlap(window: int) -> int:
+    """Context kept on each side of a macro window's middle: an eighth of the window (64 for 512)."""
+    return window // 8
+
+
 def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
     """Chunk `text` with the named configuration, e.g. "recursive_250_125".
 
@@ -80,6 +84,7 @@ def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
         return fixed_size_chunks(text, int(size), int(overlap), tokenizer=TOKENIZER)
     import langchain_text_splitters as lts
 
+    get_encoding(TOKENIZER)  # installs the BPE file where tiktoken, which langchain calls, finds it offline
     if kind == "recursive":
         pieces = lts.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
             encoding_name=TOKENIZER, chunk_size=int(size), chunk_overlap=int(overlap),
@@ -109,7 +114,7 @@ def embed_naive(model, texts: list[str], desc: str) -> np.ndarray:
     return np.concatenate(parts)[np.argsort(order)]
 
 
-def late_token_vectors(model, corpora: dict[str, str]) -> tuple[dict[str, DocumentTokens], dict[str, np.ndarray], float]:
+def late_token_vectors(model, corpora: dict[str, str], window: int) -> tuple[dict[str, DocumentTokens], dict[str, np.ndarray], float]:
     """Each corpus tokenized, its contextual token vectors (long late chunking), and the seconds it took."""
     docs = {cid: tokenize_document(model, text) for cid, text in corpora.items()}
     began = time.perf_counter()
@@ -117,7 +122,7 @@ def late_token_vectors(model, corpora: dict[str, str]) -> tuple[dict[str, Docume
     with tqdm(total=sum(len(d.ids) for d in docs.values()), desc="late: token vectors", unit="tok",
               file=sys.stderr, disable=False) as bar:
         for cid, doc in docs.items():
-            vectors[cid] = token_vectors(model, doc, LATE_WINDOW, LATE_OVERLAP)
+            vectors[cid] = token_vectors(model, doc, window, late_overlap(window))
             bar.update(len(doc.ids))
     return docs, vectors, time.perf_counter() - began
 
@@ -149,7 +154,7 @@ def score(questions: list[dict], spans: list, hits: list[list[int]]) -> dict[str
     return per_question
 
 
-def describe(config: str, kind: str, splitter: str) -> dict:
+def describe(config: str, kind: str, splitter: str, late_window: int) -> dict:
     """The configuration block of a results file."""
     chunker, size, overlap = config.split("_")
     if splitter == "course_lib":
@@ -161,7 +166,8 @@ def describe(config: str, kind: str, splitter: str) -> dict:
         "chunker": chunker, "function": function, "size": int(size), "overlap": int(overlap), "tokenizer": TOKENIZER,
         "separators": separators if chunker == "recursive" else None,
         "embeddings": kind, "model": MODEL_NAME, "max_seq_length": MAX_SEQ_LENGTH,
-        "late_window": LATE_WINDOW if kind == "late" else None, "late_overlap": LATE_OVERLAP if kind == "late" else None,
+        "late_window": late_window if kind == "late" else None,
+        "late_overlap": late_overlap(late_window) if kind == "late" else None,
         "retrieve": RETRIEVE, "index": "exact cosine (course_lib.evaluation.VectorIndex), one index over all corpora",
     }
 
@@ -180,6 +186,8 @@ def main() -> None:
     parser.add_argument("--splitter", choices=["course_lib", "langchain"], default="course_lib",
                         help="langchain: the report's chunker implementation (pip install langchain-text-splitters); "
                              'results are written as <config>_<embeddings>_langchain.json')
+    parser.add_argument("--late-window", type=int, default=LATE_WINDOW,
+                        help="macro-window length for late chunking; other than 512, files are named *_late<N>.json")
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1), help="torch CPU threads")
     args = parser.parse_args()
@@ -197,7 +205,7 @@ def main() -> None:
     query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
                                  normalize_embeddings=True, show_progress_bar=False)
     query_seconds = time.perf_counter() - t0
-    docs, late_vectors, late_seconds = late_token_vectors(model, corpora) if "late" in kinds else ({}, {}, 0.0)
+    docs, late_vectors, late_seconds = late_token_vectors(model, corpora, args.late_window) if "late" in kinds else ({}, {}, 0.0)
 
     for config in args.configs:
         t0 = time.perf_counter()
@@ -208,7 +216,8 @@ def main() -> None:
         by_corpus = {cid: [(cid, c.start, c.end) for c in cs] for cid, cs in chunked.items()}
         omega = [precision_omega(by_corpus[q["corpus_id"]], references(q)) for q in questions]  # chunker only
         for kind in kinds:
-            name = f"{config}_{kind}" + ("_langchain" if args.splitter == "langchain" else "")
+            name = f"{config}_{kind}" + (str(args.late_window) if kind == "late" and args.late_window != LATE_WINDOW else "")
+            name += "_langchain" if args.splitter == "langchain" else ""
             t0 = time.perf_counter()
             if kind == "naive":
                 vectors = embed_naive(model, [c.text for c in all_chunks], desc=name)
@@ -224,7 +233,7 @@ def main() -> None:
             score_seconds = time.perf_counter() - t0
             rows = {cid: [i for i, q in enumerate(questions) if q["corpus_id"] == cid] for cid in corpora}
             result = {
-                "config": {"name": name, **describe(config, kind, args.splitter)},
+                "config": {"name": name, **describe(config, kind, args.splitter, args.late_window)},
                 "dataset": {"name": "chroma_chunking_eval", "questions": len(questions),
                             "sha256": {f: r.sha256 for f, r in REGISTRY["chroma_chunking_eval"].files.items()}},
                 "versions": versions(),

@@ -11,9 +11,8 @@ tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that c
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Union
@@ -167,6 +166,24 @@ def resolve_tokenizer(tokenizer: Any) -> _Tokenizer:
 # ---------------------------------------------------------------------------
 
 
+_IS_SPACE = np.array([chr(c).isspace() for c in range(0x3001)])  # no white space above U+3000
+
+
+def _word_start_mask(text: str) -> np.ndarray:
+    """mask[p] is True where a cut at p falls before a word: p == 0, p == len(text), or a space
+    that follows a non-space character. For tiktoken such a space always opens a new
+    pre-tokenizer piece, so a cut there never changes how the text around it tokenizes."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    mask = np.zeros(len(text) + 1, dtype=bool)
+    before = codes[:-1]
+    space_before = np.zeros(len(before), dtype=bool)
+    low = before < len(_IS_SPACE)
+    space_before[low] = _IS_SPACE[before[low]]
+    mask[1:-1] = (codes[1:] == 32) & ~space_before
+    mask[0] = mask[-1] = True
+    return mask
+
+
 class _Measure:
     """Token counts of spans of one text, from a single tokenization where possible."""
 
@@ -174,24 +191,49 @@ class _Measure:
         self.text = text
         self.tokenizer = tokenizer
         self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
+        self.word_start = _word_start_mask(text)
         self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
+        exact_splits = tokenizer.exact_at_word_starts and self.starts is not None
+        self._word_starts = np.flatnonzero(self.word_start[1:-1]) + 1 if exact_splits else None
+
+    def token_index(self, positions: Sequence[int]) -> list[int]:
+        """For each character position, how many tokens of the whole text start before it."""
+        return np.searchsorted(self.starts, positions).tolist()
 
     def exact(self, a: int, b: int, *, stripped: bool = False) -> int:
-        """The recount of text[a:b] (without surrounding white space if `stripped`)."""
+        """The recount of text[a:b] (without surrounding white space if `stripped`).
+
+        For tiktoken only the ends are re-encoded: between the first and the last word
+        start inside the span, the whole text's tokens are exactly the span's tokens.
+        """
         if stripped:
             a, b = _strip(self.text, a, b)
-        return self.tokenizer.count(self.text[a:b]) if a < b else 0
+        if a >= b:
+            return 0
+        count, text = self.tokenizer.count, self.text
+        if self._word_starts is not None:
+            lo = int(np.searchsorted(self._word_starts, a, side="right"))
+            hi = int(np.searchsorted(self._word_starts, b, side="left")) - 1
+            if lo <= hi:
+                m1, m2 = int(self._word_starts[lo]), int(self._word_starts[hi])
+                first, last = self.token_index((m1, m2))
+                return count(text[a:m1]) + (last - first) + count(text[m2:b])
+        return count(text[a:b])
 
     def approx(self, a: int, b: int) -> int:
         """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""
         if self.starts is None:
             return self.exact(a, b)
-        lo, hi = np.searchsorted(self.starts, (a, b))
-        return int(hi - lo)
+        first, last = self.token_index((a, b))
+        return last - first
 
-
-def _is_word_start(text: str, pos: int) -> bool:
-    return pos == 0 or pos == len(text) or (text[pos] == " " and not text[pos - 1].isspace())
+    def span_counter(self, pieces: Sequence[tuple[int, int]]) -> Callable[[int, int], int]:
+        """`count(i, j)`: estimated tokens from the start of pieces[i] to the end of pieces[j]."""
+        if self.starts is None:
+            return lambda i, j: self.exact(pieces[i][0], pieces[j][1])
+        firsts = self.token_index([p[0] for p in pieces])
+        lasts = self.token_index([p[1] for p in pieces])
+        return lambda i, j: lasts[j] - firsts[i]
 
 
 def _strip(text: str, a: int, b: int) -> tuple[int, int]:
@@ -212,20 +254,25 @@ def _too_big_error(text: str, pos: int, size: int, tokenizer: _Tokenizer) -> Val
 
 
 def _drive_windows(
-    text: str, cuts: Sequence[int], window: Callable[[int], tuple[int, int]], may_share: Callable[[int, int], bool]
+    cuts: Sequence[int],
+    content_end: int,
+    window: Callable[[int], tuple[int, int]],
+    share_from: Callable[[int, int], Iterable[int]],
 ) -> list[tuple[int, int, int]]:
-    """Lay windows over `cuts` (legal cut positions): `window(i)` gives `(j, n_tokens)` for the
-    window from cut i; the next window starts at the earliest cut k that `may_share(k, j)` text
-    with it and still reaches past cut j, else at j."""
+    """Lay windows over `cuts` (legal cut positions) until `content_end` is covered.
+
+    `window(i)` gives `(j, n_tokens)` for the window from cut i. The next window starts at
+    the first cut k from `share_from(i, j)` (cuts allowed to repeat text up to cut j) whose
+    window still reaches past cut j, else at j.
+    """
     out: list[tuple[int, int, int]] = []
-    last = len(cuts) - 1
     i = 0
     j, n = window(0)
     while True:
-        out.append((cuts[i], cuts[j], n))
-        if j == last or not text[cuts[j]:cuts[last]].strip():
+        out.append((int(cuts[i]), int(cuts[j]), n))
+        if cuts[j] >= content_end:
             return out
-        for k in [*(k for k in range(i + 1, j) if may_share(k, j)), j]:
+        for k in [*share_from(i, j), j]:
             next_j, next_n = window(k)
             if next_j > j:
                 break
@@ -242,19 +289,21 @@ def _fixed_spans(
     """
     text, tok = measure.text, measure.tokenizer
     if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
-        cuts: Sequence[int] = range(a, b + 1)
+        cut_array = np.arange(a, b + 1)
         tok_index = None
     else:  # a, b and every token start inside (a, b) that is also a character boundary
         lo, hi = np.searchsorted(measure.starts, (a, b))
-        cuts = [a, *sorted({int(p) for p in measure.raw_starts[lo:hi] if a < p < b}), b]
-        tok_index = np.searchsorted(measure.starts, cuts).tolist()
-    safe = [_is_word_start(text, p) for p in cuts]
+        inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
+        cut_array = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
+        tok_index = np.searchsorted(measure.starts, cut_array)
+    cuts = cut_array
+    safe = measure.word_start[cut_array]
     last = len(cuts) - 1
 
     def count(i: int, j: int) -> int:
         if tok_index is not None and tok.exact_at_word_starts and safe[i] and safe[j] and not stripped:
-            return tok_index[j] - tok_index[i]
-        return measure.exact(cuts[i], cuts[j], stripped=stripped)
+            return int(tok_index[j] - tok_index[i])
+        return measure.exact(int(cuts[i]), int(cuts[j]), stripped=stripped)
 
     def window(i: int) -> tuple[int, int]:
         if tok_index is None:  # largest j whose text fits, by binary search on the count
@@ -264,21 +313,26 @@ def _fixed_spans(
                 lo, hi = (mid, hi) if count(i, mid) <= size else (lo, mid - 1)
             j = lo
         else:
-            j = last if tok_index[last] - tok_index[i] <= size else bisect.bisect_right(tok_index, tok_index[i] + size) - 1
+            limit = tok_index[i] + size
+            j = last if tok_index[last] <= limit else int(np.searchsorted(tok_index, limit, side="right")) - 1
         if j < last:
             j = next((k for k in range(j, i, -1) if safe[k]), j)
         while j > i and (n := count(i, j)) > size:
             j -= 1
         if j <= i:
-            raise _too_big_error(text, cuts[i], size, tok)
+            raise _too_big_error(text, int(cuts[i]), size, tok)
         return j, n
 
-    def may_share(k: int, j: int) -> bool:
-        if not safe[k] or (tok_index is not None and tok_index[j] - tok_index[k] > overlap):
-            return False
-        return count(k, j) <= overlap if not (tok.exact_at_word_starts and safe[j]) else True
+    def share_from(i: int, j: int) -> Iterator[int]:
+        """Cuts k in (i, j) at word starts whose text up to cut j holds at most `overlap` tokens."""
+        first = i + 1 if tok_index is None else max(i + 1, int(np.searchsorted(tok_index, tok_index[j] - overlap)))
+        exact_j = tok.exact_at_word_starts and safe[j] and not stripped
+        for k in range(first, j):
+            if safe[k] and (exact_j or measure.exact(int(cuts[k]), int(cuts[j])) <= overlap):
+                yield k
 
-    return _drive_windows(text, cuts, window, may_share if overlap else lambda k, j: False)
+    content_end = _strip(text, a, b)[1]
+    return _drive_windows(cuts, content_end, window, share_from if overlap else lambda i, j: ())
 
 
 def _validate(text: Any, size: Any, overlap: Any) -> None:
@@ -373,8 +427,10 @@ def _recursive(
     else:  # no separator left: cut between tokens
         return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
     fragments: list[tuple[int, int]] = []
-    for s, e in zip([a, *cuts], [*cuts, b]):
-        if measure.approx(s, e) <= size:
+    pieces = list(zip([a, *cuts], [*cuts, b]))
+    estimate = measure.span_counter(pieces)
+    for k, (s, e) in enumerate(pieces):
+        if estimate(k, k) <= size:
             fragments.append((s, e))
         else:
             fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:])
@@ -390,16 +446,17 @@ def _merge(
     pieces are given back until it fits; otherwise sizes are the one-pass estimates.
     """
     text, pieces = measure.text, list(pieces)
+    estimate = measure.span_counter(pieces)
     out: list[tuple[int, int, int]] = []
     i = 0  # first piece of the current chunk
     new = 0  # first piece in no chunk yet: the current chunk must contain it
     while new < len(pieces):
         j = new + 1
-        while j < len(pieces) and measure.approx(pieces[i][0], pieces[j][1]) <= size:
+        while j < len(pieces) and estimate(i, j) <= size:
             j += 1
         while True:
             s, e = _strip(text, pieces[i][0], pieces[j - 1][1])
-            n = (measure.exact(s, e) if exact else measure.approx(s, e)) if s < e else 0
+            n = (measure.exact(s, e) if exact else estimate(i, j - 1)) if s < e else 0
             if n <= size:
                 break
             if j - 1 > new:
@@ -411,6 +468,7 @@ def _merge(
             else:  # one piece that only looked small enough: cut it between tokens
                 pa, pb = pieces[new]
                 pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, pa, pb, size, 0, stripped=True)]
+                estimate = measure.span_counter(pieces)
                 j = new + 1
         emitted = s < e and not (out and out[-1][0] <= s and e <= out[-1][1])  # nothing new: skip
         if emitted:
@@ -421,7 +479,7 @@ def _merge(
         if overlap and emitted and j < len(pieces):
             while k - 1 > i:
                 ts, te = _strip(text, pieces[k - 1][0], e)
-                if ts <= s or measure.exact(ts, te) > overlap or measure.approx(pieces[k - 1][0], pieces[j][1]) > size:
+                if ts <= s or measure.exact(ts, te) > overlap or estimate(k - 1, j) > size:
                     break
                 k -= 1
         i, new = k, j

@@ -1,0 +1,178 @@
+"""Chunker speed and correctness against named peers, measured in one run.
+
+    make bench            # installs benchmarks/requirements.txt, then runs this script
+    python benchmarks/bench_chunkers.py --repeats 5
+
+Corpus (about 2 MB, no download beyond the course's data cache): the five corpora of Chroma's
+chunking evaluation set plus the FLORES-200 English and Spanish sentences, one document each.
+Every chunker gets the same documents, at 512 cl100k_base tokens, with overlap 0 and 50. Runs are
+interleaved (every chunker once per round) and the median round counts. For each chunk we check:
+the size limit (its text recounted with cl100k_base), its offsets (`doc[start:end] == text`; for
+libraries without offsets, the text must be found in order in the document), and U+FFFD that
+the document did not contain. Throughput is printed as a ratio to raw tiktoken encoding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from importlib import metadata
+
+import course_lib  # noqa: F401  (quiet, offline settings)
+from course_lib.chunking import fixed_size_chunks, recursive_chunks
+from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus, load_flores
+from course_lib.tokens import get_encoding
+
+SIZE = 512
+ENC = get_encoding("cl100k_base")
+
+# A chunker maps (document, overlap) to a list of (text, start or None) pairs.
+Result = list[tuple[str, int | None]]
+
+
+def corpus() -> list[str]:
+    docs = [load_chroma_corpus(name) for name in CHROMA_CORPORA]
+    return docs + ["\n".join(load_flores("eng")), "\n".join(load_flores("spa"))]
+
+
+def raw_tiktoken(doc: str, overlap: int) -> Result:
+    ENC.encode_ordinary(doc)
+    return []
+
+
+def course_fixed(doc: str, overlap: int) -> Result:
+    return [(c.text, c.start) for c in fixed_size_chunks(doc, SIZE, overlap, tokenizer=ENC)]
+
+
+def course_recursive(doc: str, overlap: int) -> Result:
+    return [(c.text, c.start) for c in recursive_chunks(doc, SIZE, overlap, tokenizer=ENC)]
+
+
+def peers() -> dict[str, Callable[[str, int], Result] | None]:
+    """Each peer is built once per overlap; None where the peer has no such option."""
+    from chonkie import RecursiveChunker, TokenChunker
+    from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
+    import semchunk
+    from semantic_text_splitter import TextSplitter
+
+    made: dict = {}
+
+    def cached(key, build):
+        if key not in made:
+            made[key] = build()
+        return made[key]
+
+    def lc_recursive(doc, overlap):
+        splitter = cached(("lcr", overlap), lambda: RecursiveCharacterTextSplitter.from_tiktoken_encoder(
+            encoding_name="cl100k_base", chunk_size=SIZE, chunk_overlap=overlap))
+        return [(t, None) for t in splitter.split_text(doc)]
+
+    def lc_token(doc, overlap):
+        splitter = cached(("lct", overlap), lambda: TokenTextSplitter(
+            encoding_name="cl100k_base", chunk_size=SIZE, chunk_overlap=overlap))
+        return [(t, None) for t in splitter.split_text(doc)]
+
+    def chonkie_token(doc, overlap):
+        chunker = cached(("ct", overlap), lambda: TokenChunker(tokenizer=ENC, chunk_size=SIZE, chunk_overlap=overlap))
+        return [(c.text, c.start_index) for c in chunker.chunk(doc)]
+
+    def chonkie_recursive(doc, overlap):
+        chunker = cached(("cr",), lambda: RecursiveChunker(tokenizer=ENC, chunk_size=SIZE))
+        return [(c.text, c.start_index) for c in chunker.chunk(doc)]
+
+    def semchunk_(doc, overlap):
+        chunker = cached(("sc",), lambda: semchunk.chunkerify(ENC, SIZE))
+        texts, offsets = chunker(doc, offsets=True, overlap=overlap or None)
+        return [(t, s) for t, (s, _) in zip(texts, offsets)]
+
+    def text_splitter(doc, overlap):
+        splitter = cached(("ts", overlap), lambda: TextSplitter.from_tiktoken_model("gpt-3.5-turbo", SIZE, overlap=overlap))
+        return [(t, s) for s, t in splitter.chunk_indices(doc)]
+
+    return {
+        "langchain RecursiveCharacterTextSplitter": lc_recursive,
+        "langchain TokenTextSplitter": lc_token,
+        "chonkie TokenChunker": chonkie_token,
+        "chonkie RecursiveChunker": chonkie_recursive,  # no overlap option: run at overlap 0 only
+        "semchunk": semchunk_,
+        "semantic-text-splitter": text_splitter,
+    }
+
+
+def violations(doc: str, chunks: Result) -> tuple[int, int, int]:
+    """(chunks over SIZE tokens, chunks whose offsets are wrong or missing, chunks with new U+FFFD)."""
+    over = bad_offsets = broken = 0
+    cursor = 0
+    for text, start in chunks:
+        over += len(ENC.encode_ordinary(text)) > SIZE
+        if start is None:  # no offsets given: the text must occur, in order
+            found = doc.find(text, cursor)
+            bad_offsets += found < 0
+            cursor = found if found >= 0 else cursor
+        else:
+            bad_offsets += doc[start:start + len(text)] != text
+        broken += text.count("\ufffd") > 0 and "\ufffd" not in doc
+    return over, bad_offsets, broken
+
+
+def version(package: str) -> str:
+    return metadata.version(package)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds (median counts)")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+
+    docs = corpus()
+    n_chars = sum(map(len, docs))
+    n_bytes = sum(len(d.encode()) for d in docs)
+    chunkers: dict[str, Callable] = {
+        "tiktoken encode_ordinary (raw)": raw_tiktoken,
+        "course_lib fixed_size_chunks": course_fixed,
+        "course_lib recursive_chunks": course_recursive,
+        **peers(),
+    }
+    print(f"corpus: {len(docs)} documents, {n_chars:,} characters, {n_bytes / 1e6:.2f} MB; size {SIZE} "
+          f"cl100k_base tokens; {args.repeats} interleaved rounds")
+    print("versions: " + ", ".join(f"{p} {version(p)}" for p in (
+        "tiktoken", "langchain-text-splitters", "chonkie", "semchunk", "semantic-text-splitter")))
+
+    for overlap in (0, 50):
+        active = {name: fn for name, fn in chunkers.items() if not (overlap and name == "chonkie RecursiveChunker")}
+        times: dict[str, list[float]] = {name: [] for name in active}
+        outputs: dict[str, list[Result]] = {}
+        for _ in range(args.repeats):
+            for name, fn in active.items():
+                began = time.perf_counter()
+                outputs[name] = [fn(doc, overlap) for doc in docs]
+                times[name].append(time.perf_counter() - began)
+        base = statistics.median(times["tiktoken encode_ordinary (raw)"])
+        print(f"\n### overlap {overlap}\n")
+        print("| chunker | median s | MB/s | speed vs raw tiktoken | chunks | over size | bad offsets | U+FFFD |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name in active:
+            seconds = statistics.median(times[name])
+            counts = [violations(doc, out) for doc, out in zip(docs, outputs[name])]
+            over, bad, broken = (sum(c[i] for c in counts) for i in range(3))
+            n_chunks = sum(map(len, outputs[name]))
+            shown = "-" if name.startswith("tiktoken") else f"{n_chunks:,}"
+            checks = ("-", "-", "-") if name.startswith("tiktoken") else (over, bad, broken)
+            print(f"| {name} | {seconds:.3f} | {n_bytes / 1e6 / seconds:.2f} | {base / seconds:.2f}x | {shown} | "
+                  f"{checks[0]} | {checks[1]} | {checks[2]} |")
+        ours_r = statistics.median(times["course_lib recursive_chunks"])
+        print()
+        for peer in ("chonkie RecursiveChunker", "langchain RecursiveCharacterTextSplitter", "semchunk",
+                     "semantic-text-splitter"):
+            if peer in active:
+                print(f"recursive_chunks is {statistics.median(times[peer]) / ours_r:.2f}x as fast as {peer}")
+        print(f"fixed_size_chunks runs at {base / statistics.median(times['course_lib fixed_size_chunks']):.2f}x "
+              f"the speed of raw tiktoken encoding")
+
+
+if __name__ == "__main__":
+    main()
