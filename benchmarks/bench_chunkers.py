@@ -50,14 +50,13 @@ def course_recursive(doc: str, overlap: int) -> Result:
     return [(c.text, c.start) for c in recursive_chunks(doc, SIZE, overlap, tokenizer=ENC)]
 
 
-def peers() -> dict[str, Callable[[str, int], Result] | None]:
-    """Each peer is built once per overlap; None where the peer has no such option."""
+def peers(made: dict) -> dict[str, Callable[[str, int], Result]]:
+    """The peers; each is built once per round and overlap and kept in `made` (cleared every
+    round, so caches such as semchunk's memoized counts do not carry over between rounds)."""
     from chonkie import RecursiveChunker, TokenChunker
     from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
     import semchunk
     from semantic_text_splitter import TextSplitter
-
-    made: dict = {}
 
     def cached(key, build):
         if key not in made:
@@ -131,11 +130,12 @@ def main() -> None:
     docs = corpus()
     n_chars = sum(map(len, docs))
     n_bytes = sum(len(d.encode()) for d in docs)
+    built: dict = {}
     chunkers: dict[str, Callable] = {
         "tiktoken encode_ordinary (raw)": raw_tiktoken,
         "course_lib fixed_size_chunks": course_fixed,
         "course_lib recursive_chunks": course_recursive,
-        **peers(),
+        **peers(built),
     }
     print(f"corpus: {len(docs)} documents, {n_chars:,} characters, {n_bytes / 1e6:.2f} MB; size {SIZE} "
           f"cl100k_base tokens; {args.repeats} interleaved rounds")
@@ -147,6 +147,7 @@ def main() -> None:
         times: dict[str, list[float]] = {name: [] for name in active}
         outputs: dict[str, list[Result]] = {}
         for _ in range(args.repeats):
+            built.clear()
             for name, fn in active.items():
                 began = time.perf_counter()
                 outputs[name] = [fn(doc, overlap) for doc in docs]
