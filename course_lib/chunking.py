@@ -414,11 +414,12 @@ def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Patte
 
 
 def _recursive(
-    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list[re.Pattern]
+    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list[re.Pattern], *, exact: bool = False
 ) -> list[tuple[int, int]]:
     """The course's algorithm on [a, b): cut on the first separator that occurs, recurse only
-    into pieces still over `size`, then merge neighbours while they fit (by estimate)."""
-    if measure.approx(a, b) <= size:
+    into pieces still over `size`, then merge neighbours while they fit. Sizes are one-pass
+    estimates, or exact recounts with `exact`."""
+    if (measure.exact(a, b, stripped=True) if exact else measure.approx(a, b)) <= size:
         return [(a, b)]
     for level, pattern in enumerate(patterns):
         cuts = [m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()]
@@ -426,24 +427,30 @@ def _recursive(
             break
     else:  # no separator left: cut between tokens
         return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
-    fragments: list[tuple[int, int]] = []
     pieces = list(zip([a, *cuts], [*cuts, b]))
-    estimate = measure.span_counter(pieces)
-    for k, (s, e) in enumerate(pieces):
-        if estimate(k, k) <= size:
+    if exact:
+        sizes = [measure.exact(s, e, stripped=True) for s, e in pieces]
+    else:
+        estimate = measure.span_counter(pieces)
+        sizes = [estimate(k, k) for k in range(len(pieces))]
+    fragments: list[tuple[int, int]] = []
+    for (s, e), n in zip(pieces, sizes):
+        if n <= size:
             fragments.append((s, e))
         else:
-            fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:])
-    return [(s, e) for s, e, _ in _merge(measure, fragments, size, overlap, exact=False)]
+            fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:], exact=exact)
+    return [(s, e) for s, e, _ in _merge(measure, fragments, size, overlap, patterns, exact=exact)]
 
 
 def _merge(
-    measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int, *, exact: bool
+    measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int, patterns: list[re.Pattern],
+    *, exact: bool,
 ) -> list[tuple[int, int, int]]:
     """Join neighbouring pieces while they fit; start each chunk with the previous one's tail.
 
     Returns stripped `(start, end, n_tokens)`. With `exact`, every chunk is recounted and
-    pieces are given back until it fits; otherwise sizes are the one-pass estimates.
+    pieces are given back until it fits (a single piece that only looked small enough is
+    split again on `patterns`, counting exactly); otherwise sizes are one-pass estimates.
     """
     text, pieces = measure.text, list(pieces)
     estimate = measure.span_counter(pieces)
@@ -465,9 +472,9 @@ def _merge(
                 i += 1
             elif not exact:  # an estimate only: the final, exact pass settles it
                 break
-            else:  # one piece that only looked small enough: cut it between tokens
+            else:  # one piece that only looked small enough: split it again, counting exactly
                 pa, pb = pieces[new]
-                pieces[new:new + 1] = [(x, y) for x, y, _ in _fixed_spans(measure, pa, pb, size, 0, stripped=True)]
+                pieces[new:new + 1] = _recursive(measure, pa, pb, size, 0, patterns, exact=True)
                 estimate = measure.span_counter(pieces)
                 j = new + 1
         emitted = s < e and not (out and out[-1][0] <= s and e <= out[-1][1])  # nothing new: skip
@@ -489,7 +496,7 @@ def _merge(
 def _recursive_chunks(measure: _Measure, a: int, b: int, size: int, overlap: int,
                       patterns: list[re.Pattern]) -> list[tuple[int, int, int]]:
     """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`."""
-    return _merge(measure, _recursive(measure, a, b, size, overlap, patterns), size, overlap, exact=True)
+    return _merge(measure, _recursive(measure, a, b, size, overlap, patterns), size, overlap, patterns, exact=True)
 
 
 def recursive_chunks(

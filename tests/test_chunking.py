@@ -287,3 +287,20 @@ def test_bad_sentence_arguments():
         recursive_chunks("text", 10, separators="latex")
     with pytest.raises(TypeError, match="must return an int"):
         fixed_size_chunks("some text", 5, tokenizer=lambda s: "five")
+
+
+def test_recursive_cuts_at_separators_even_when_the_estimate_was_short():
+    # the estimate of the second paragraph is one token short; the exact pass must still cut at
+    # a separator, not between tokens (reported while writing notebook 04)
+    text = "The cat sat. Unbelievably quiet.\n\nNext one here."
+    assert [c.text for c in recursive_chunks(text, 8)] == ["The cat sat.", "Unbelievably quiet.", "Next one here."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.sampled_from(["cat", "sat.", "Unbelievably", "quiet.", "\n\n", "here", "ñandú,", "\n"]),
+                      min_size=1, max_size=60), size=st.integers(4, 30))
+def test_recursive_chunks_end_at_whitespace_when_every_word_fits(words, size):
+    text = " ".join(words)
+    for c in recursive_chunks(text, size):
+        assert c.end == len(text) or text[c.end].isspace(), f"cut inside a word: {c.text!r}"
+        assert c.start == 0 or text[c.start - 1].isspace()

@@ -293,3 +293,24 @@ def test_naive_embeddings_are_model_encode_and_refuse_truncation(model):
         naive_chunk_embeddings(model, ["fine", "  "])
     with pytest.raises(TypeError, match="wrap"):
         naive_chunk_embeddings(model, "a single string")
+
+
+# --- the course data for notebook 06 ------------------------------------------------------------
+
+
+def test_late_collection_answers_are_exact_spans():
+    import json
+    from pathlib import Path
+
+    data = json.loads((Path(__file__).parent.parent / "data" / "late_collection.json").read_text(encoding="utf-8"))
+    docs = {d["id"]: d for d in data["documents"]}
+    assert len(docs) == len(data["documents"]), "document ids are unique"
+    assert {d["kind"] for d in docs.values()} == {"manual", "article", "glossary"}
+    for d in docs.values():
+        words = len(d["text"].split())
+        assert 250 <= words <= 500 or d["kind"] == "glossary", (d["id"], words)
+    ids = [q["id"] for q in data["questions"]]
+    assert len(set(ids)) == len(ids) >= 30
+    for q in data["questions"]:
+        text = docs[q["doc_id"]]["text"]
+        assert text[q["start"]:q["end"]] == q["answer"] and text.count(q["answer"]) == 1, q["id"]
