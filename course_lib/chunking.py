@@ -384,8 +384,9 @@ SEPARATORS: dict[str, list[str]] = {
     "prose": [r"\n[ \t]*\n\s*", r"\n", _SENTENCE_END, r"\s+"],
     "markdown": [r"\n(?=# )", r"\n(?=## )", r"\n(?=### )", r"\n(?=#{4,6} )", r"\n[ \t]*\n\s*", r"\n",
                  _SENTENCE_END, r"\s+"],
-    "python": [r"\n(?=(?:@\w[^\n]*\n)*class )", r"\n(?=(?:@\w[^\n]*\n)*(?:async )?def )",
-               r"\n(?=[ \t]+(?:@\w[^\n]*\n[ \t]+)*(?:async )?def )", r"\n[ \t]*\n", r"\n", r"\s+"],
+    # a match swallows the decorator lines, so the cut falls before them, not after
+    "python": [r"\n(?:@\w[^\n]*\n)*(?=class )", r"\n(?:@\w[^\n]*\n)*(?=(?:async )?def )",
+               r"\n(?:[ \t]+@\w[^\n]*\n)*(?=[ \t]+(?:async )?def )", r"\n[ \t]*\n", r"\n", r"\s+"],
     # a new line that opens with a speaker label such as "ANA:", "Speaker 2:" or "[00:12:05] Luis:"
     "transcript": [r"\n(?=[ \t]*(?:\[[\d:.]+\][ \t]*)?[^\s:][^\n:]{0,39}:[ \t])", r"\n", _SENTENCE_END, r"\s+"],
 }

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from course_lib.chunking import Span, as_spans
 
-PALETTE = ("#cfe8ff", "#ffe3c2", "#d6f5d6", "#f3d9ff", "#fff2a8", "#ffd6dc")
+PALETTE = ("#cfe8ff", "#c9ede8", "#d6f5d6", "#f3d9ff", "#fff2a8", "#ffd6dc")
 OVERLAP_STYLE = "background:#ffb347;outline:1px solid #c46a00"
 UNCOVERED_STYLE = "color:#999"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
@@ -300,7 +300,16 @@ def test_recursive_cuts_at_separators_even_when_the_estimate_was_short():
 @given(words=st.lists(st.sampled_from(["cat", "sat.", "Unbelievably", "quiet.", "\n\n", "here", "ñandú,", "\n"]),
                       min_size=1, max_size=60), size=st.integers(4, 30))
 def test_recursive_chunks_end_at_whitespace_when_every_word_fits(words, size):
+    assume(all(count("cl100k_base", " " + w) <= size for w in words))
     text = " ".join(words)
     for c in recursive_chunks(text, size):
         assert c.end == len(text) or text[c.end].isspace(), f"cut inside a word: {c.text!r}"
         assert c.start == 0 or text[c.start - 1].isspace()
+
+
+def test_python_preset_keeps_decorators_with_their_definitions():
+    code = ("import functools\n\n\n@functools.lru_cache(maxsize=64)\n@staticmethod\ndef cached(x):\n    return x * 2\n\n\n"
+            "class Box:\n    @property\n    def size(self):\n        return 1\n\n    def grow(self):\n        return 2\n")
+    chunks = recursive_chunks(code, 30, separators="python")
+    assert all(not c.text.rstrip().split("\n")[-1].lstrip().startswith("@") for c in chunks), [c.text for c in chunks]
+    assert any("@functools.lru_cache" in c.text and "def cached" in c.text for c in chunks)

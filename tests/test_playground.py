@@ -1,0 +1,151 @@
+"""The chunk playground: the pure `render` callback for every strategy, errors shown in the view, the widget."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from course_lib.chunking import Chunk, fixed_size_chunks, markdown_chunks, recursive_chunks, sentence_chunks
+from course_lib.display import chunks_to_html
+from course_lib.playground import MINILM, STRATEGIES, TOKENIZERS, chunk, playground, render, summary
+
+TEXT = (
+    "# Pumps\n\nThe XR-12 pump circulates coolant. It must be replaced after 10,000 hours. "
+    "Dr. Ruiz signs off every replacement.\n\n## Seals\n\nCheck the seals monthly. Replace a seal "
+    "that weeps. Keep spare seals in the store room.\n"
+)
+
+
+def n_chunks(page: str) -> int:
+    """The chunk count stated in the legend of `chunks_to_html`."""
+    return int(re.search(r"(\d+) chunks?;", page).group(1))
+
+
+@pytest.mark.parametrize(
+    "strategy, expected",
+    [
+        ("fixed", lambda: fixed_size_chunks(TEXT, 12, 3)),
+        ("recursive", lambda: recursive_chunks(TEXT, 12, 3)),
+        ("markdown", lambda: markdown_chunks(TEXT, 12, 3)),
+        ("sentence", lambda: sentence_chunks(TEXT, max_sentences=12, overlap_sentences=3)),
+    ],
+)
+def test_render_shows_each_strategy_as_the_chunker_cuts_it(strategy, expected):
+    chunks = expected()
+    page = render(TEXT, strategy, 12, 3, "cl100k_base")
+    assert chunks_to_html(TEXT, chunks) in page
+    assert n_chunks(page) == len(chunks)
+    assert html.escape(summary(TEXT, chunks)) in page
+
+
+def test_strategies_differ_on_the_same_text():
+    pages = {strategy: render(TEXT, strategy, 12, 0) for strategy in ("fixed", "recursive", "markdown")}
+    assert len(set(pages.values())) == 3
+
+
+def test_markdown_never_crosses_a_heading():
+    for c in chunk(TEXT, "markdown", 40, 0):
+        assert "## Seals" not in c.text or c.text.startswith("## Seals")
+
+
+def test_sentence_counts_sentences_not_tokens():
+    chunks = chunk(TEXT, "sentence", 2, 0)
+    assert [c.metadata["sentences"] for c in chunks] == [2, 2, 2, 2]  # Dr. does not end a sentence
+    assert chunks[0].text.startswith("# Pumps")
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_every_offered_tokenizer_works(tokenizer):
+    chunks = chunk(TEXT, "recursive", 30, 0, tokenizer)
+    assert chunks and all(c.n_tokens <= 30 and TEXT[c.start:c.end] == c.text for c in chunks)
+    unit = "characters" if tokenizer == "chars" else f"{tokenizer} tokens"
+    assert unit in render(TEXT, "recursive", 30, 0, tokenizer)
+
+
+def test_tokenizers_count_differently():
+    counts = {tok: [c.n_tokens for c in chunk(TEXT, "fixed", 1000, 0, tok)] for tok in TOKENIZERS}
+    assert counts["chars"] == [len(TEXT)]
+    assert counts[MINILM] != counts["cl100k_base"]
+
+
+@pytest.mark.parametrize(
+    "strategy, size, overlap, message",
+    [
+        ("fixed", 10, 10, "overlap=10 must be smaller than size=10"),
+        ("recursive", 10, 25, "overlap=25 must be smaller than size=10"),
+        ("markdown", 0, 0, "size=0"),
+        ("fixed", 10, -1, "overlap cannot be negative"),
+        ("sentence", 3, 3, "overlap_sentences=3 must be in 0..max_sentences-1"),
+        ("fixed", 1, 0, "size=1 is too small"),  # the emoji alone takes three tokens
+    ],
+)
+def test_invalid_combinations_show_the_error_instead_of_raising(strategy, size, overlap, message):
+    page = render("A gift 🎁 for you.", strategy, size, overlap)
+    assert "ValueError" in page and html.escape(message) in page
+    assert "chunk" not in page.split("ValueError")[0]  # no stale chunk view above the error
+
+
+def test_unknown_strategy_or_tokenizer_is_reported_in_the_view():
+    assert "strategy='semantic' is unknown" in html.unescape(render(TEXT, "semantic", 10, 0))
+    assert "tokenizer='gpt2' is not offered" in html.unescape(render(TEXT, "fixed", 10, 0, "gpt2"))
+
+
+def test_error_messages_are_escaped():
+    page = render(TEXT, "fixed", 10, 10)
+    assert "<" not in re.sub(r"<[^>]*>", "", page)
+
+
+def test_empty_text_gives_no_chunks_and_no_error():
+    for strategy in STRATEGIES:
+        page = render("   \n", strategy, 5, 1)
+        assert "0 chunks" in page and "Error" not in page
+
+
+def test_summary_counts_sizes_and_repeated_text():
+    chunks = [Chunk("abcd", 0, 4, 4), Chunk("cdef", 2, 6, 4), Chunk("gh", 6, 8, 2)]
+    line = summary("abcdefgh", chunks, "chars")
+    assert line.startswith("3 chunks · characters per chunk: min 2, median 4, max 4")
+    assert line.endswith("25% of the text repeated by overlap")  # "cd" twice: 2 of 8 characters
+
+
+def test_playground_renders_live_and_shows_errors():
+    box = playground(TEXT, "recursive", 20, 2)
+    (menus, sliders), view = box.children[0].children, box.children[1]
+    strategy_menu, tokenizer_menu = menus.children
+    size_slider, overlap_slider = sliders.children
+    assert view.value == render(TEXT, "recursive", 20, 2)
+
+    size_slider.value = 30
+    assert view.value == render(TEXT, "recursive", 30, 2)
+    overlap_slider.value = 30
+    assert "overlap=30 must be smaller than size=30" in view.value
+    overlap_slider.value = 3
+    tokenizer_menu.value = "chars"
+    assert view.value == render(TEXT, "recursive", 30, 3, "chars")
+    assert size_slider.description == "size (characters)"
+
+
+def test_playground_switches_units_for_sentences_and_back():
+    box = playground(TEXT, "fixed", 40, 4)
+    strategy_menu = box.children[0].children[0].children[0]
+    size_slider, overlap_slider = box.children[0].children[1].children
+    view = box.children[1]
+
+    strategy_menu.value = "sentence"
+    assert (size_slider.max, size_slider.description) == (30, "size (sentences)")
+    assert (size_slider.value, overlap_slider.value) == (5, 1)
+    assert view.value == render(TEXT, "sentence", 5, 1)
+    strategy_menu.value = "markdown"
+    assert (size_slider.value, overlap_slider.value) == (40, 4)  # the token settings come back
+    assert view.value == render(TEXT, "markdown", 40, 4)
+
+
+def test_playground_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="text must be a str"):
+        playground(b"bytes")
+    with pytest.raises(ValueError, match="strategy='semantic'"):
+        playground(TEXT, strategy="semantic")
+    with pytest.raises(ValueError, match="tokenizer='gpt2'"):
+        playground(TEXT, tokenizer="gpt2")
