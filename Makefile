@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup lab test test-lib test-notebooks execute bench clean
+.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,16 @@ test-notebooks: $(STAMP)
 
 execute: $(STAMP)  ## re-execute notebooks in place (NB=notebooks/03_....ipynb for one)
 	$(BIN)/python scripts/execute_notebooks.py $(NB)
+
+student: $(STAMP)  ## the student edition (solutions replaced by stubs) in build/student/
+	$(BIN)/python scripts/build_student_edition.py
+
+site: $(STAMP)  ## every notebook as static HTML with a contents page, in build/site/
+	$(BIN)/python scripts/build_site.py
+
+browser-check: $(STAMP)  ## open notebooks in JupyterLab in headless Chromium (needs Debian's chromium)
+	$(BIN)/python -m pip install --quiet -r requirements-browser.txt
+	$(BIN)/python -m pytest tests/browser -q
 
 bench: $(STAMP)  ## chunker speed against peers (installs the optional peers first)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt

@@ -2,11 +2,12 @@
 
 Usage: python scripts/build_student_edition.py [--out build/student] [notebooks/NN_name.ipynb ...]
 
-Writes OUT/notebooks/NN_name.ipynb and copies data/ to OUT/data, so the notebooks' relative
-paths (`../data`) work unchanged. In each cell tagged `solution`, the lines from `# BEGIN SOLUTION`
-to `# END SOLUTION` become `raise NotImplementedError(...)` at the same indentation; the cell is
-no longer collapsed, and its outputs and those of its self-check cell (the next code cell) are
-cleared. A notebook that breaks the exercise format of CONTRIBUTING.md is an error.
+Writes OUT/notebooks/NN_name.ipynb and copies the folders the notebooks read through `..`
+(data/, results/) beside them, so their relative paths work unchanged. In each cell tagged
+`solution`, the lines from `# BEGIN SOLUTION` to `# END SOLUTION` become
+`raise NotImplementedError(...)` at the same indentation; the cell is no longer collapsed, and its
+outputs and those of its self-check cell (the next code cell) are cleared. A notebook that breaks
+the exercise format of CONTRIBUTING.md is an error.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "student"
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 EXERCISE_HEADING = re.compile(r"^###\s+(Exercise\s+\d+\.\d+)\b", re.MULTILINE)
+# `Path("..") / "data"`, `"../data/x.md"`, `os.path.join("..", "data")`: a folder beside notebooks/
+PARENT_REFERENCE = re.compile(
+    r"""Path\(\s*["']\.\.["']\s*\)\s*/\s*["']([^"'/]+)|["']\.\./([^"'/]+)|["']\.\.["']\s*,\s*["']([^"'/]+)""")
+MARKER = ".student-edition"  # marks a folder this script may empty and rebuild
+COPY_IGNORE = shutil.ignore_patterns("cache", "__pycache__", ".ipynb_checkpoints", ".*")
 
 
 class FormatError(ValueError):
@@ -46,6 +52,26 @@ def course_notebooks() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
+def folders_beside(notebooks: list[Path]) -> list[str]:
+    """The folders next to notebooks/ that the notebooks' code reads through `..` (e.g. data, results)."""
+    names = set()
+    for path in notebooks:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                names.update(n for match in PARENT_REFERENCE.findall(cell.source) for n in match if n)
+    return sorted(n for n in names if n not in ("build", "notebooks") and (ROOT / n).is_dir())
+
+
+def empty_output_folder(out: Path, marker: str) -> None:
+    """Create `out`, or empty it if it is in build/ or holds `marker` (an earlier build); else refuse."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / marker).exists() and (ROOT / "build") not in out.resolve().parents:
+            raise FileExistsError(f"{out} is not empty and was not made by this script: choose another --out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / marker).write_text("Made by a script of the course; rebuilt from scratch on each run.\n", encoding="utf-8")
+
+
 def stub_source(source: str, message: str) -> str:
     """Replace each `# BEGIN SOLUTION` ... `# END SOLUTION` block by `raise NotImplementedError(message)`."""
     out: list[str] = []
@@ -55,7 +81,8 @@ def stub_source(source: str, message: str) -> str:
         marker = line.strip()
         if marker == BEGIN:
             if indent is not None:
-                raise FormatError(f"line {number}: `{BEGIN}` inside another solution block; close it with `{END}` first")
+                raise FormatError(f"line {number}: `{BEGIN}` inside another solution block; "
+                                  f"close it with `{END}` first")
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}raise NotImplementedError({json.dumps(message, ensure_ascii=False)})")
             blocks += 1
@@ -104,7 +131,8 @@ def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
             raise FormatError(f"{where} ({current}): {error}") from None
         check = next((j for j in range(index + 1, len(cells)) if cells[j].cell_type == "code"), None)
         if check is None or "solution" in cells[check].metadata.get("tags", []) or "check_" not in cells[check].source:
-            raise FormatError(f"{where} ({current}): the next code cell must call a self-check from course_lib.exercises")
+            raise FormatError(f"{where} ({current}): the next code cell must call a self-check "
+                              "from course_lib.exercises")
         exercises.append(Exercise(current, index, check))
         solved.add(current)
     if current is not None and current not in solved:
@@ -144,10 +172,10 @@ def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[
             students[path.name] = student_notebook(nbformat.read(path, as_version=4))
         except FormatError as error:
             raise FormatError(f"{path.name}: {error}") from None
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "notebooks").mkdir(parents=True)
-    shutil.copytree(ROOT / "data", out / "data", ignore=shutil.ignore_patterns("cache", "__pycache__", ".*"))
+    empty_output_folder(out, MARKER)
+    (out / "notebooks").mkdir()
+    for folder in folders_beside(notebooks):  # the notebooks' `../data` etc. work unchanged
+        shutil.copytree(ROOT / folder, out / folder, ignore=COPY_IGNORE)
     written = []
     for name, student in students.items():
         nbformat.write(student, out / "notebooks" / name)
@@ -162,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         written = build(args.out.resolve(), [p.resolve() for p in args.notebooks] or None)
-    except FormatError as error:
+    except (FormatError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for path in written:

@@ -1,0 +1,386 @@
+"""Open a course notebook in JupyterLab in headless Chromium, run it cell by cell, check what renders.
+
+Usage: python scripts/browser_check.py [notebooks/NN_name.ipynb ...]
+Default: notebooks/00_start_here.ipynb and the first notebook with a widget (the chunk playground).
+
+This is the learner's path: JupyterLab on localhost, the notebook opened from its URL, every cell
+run with Shift+Enter. The check then asks the page, not the kernel: every code cell ran, no error or
+stderr output is shown, each cell shows the kinds of output stored in the notebook (text, HTML, a
+plot, a widget), and the printed text equals the stored text (after the masks of nbval_sanitize.cfg,
+and except in `# NBVAL_IGNORE_OUTPUT` cells). If the notebook has a widget, choosing another option
+in its first drop-down must change its view. A screenshot goes to build/screenshots/.
+
+Needs Debian's Chromium (`apt-get install -y chromium`) and the Python driver
+(`.venv/bin/python -m pip install -r requirements-browser.txt`); no `playwright install`.
+The notebooks run on a copy (with data/ and results/ beside them): the repository never changes.
+Chromium may reach only the local JupyterLab: any other request is blocked and reported.
+"""
+
+from __future__ import annotations
+
+import configparser
+import difflib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from build_student_edition import COPY_IGNORE, folders_beside
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
+SCREENSHOTS = ROOT / "build" / "screenshots"
+CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [  # no traffic of its own: updates, sync, field trials, QUIC
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run", "--disable-quic", "--disable-features=Translate,OptimizationHints,MediaRouter",
+]
+LAB_SETTINGS = {  # user settings of the temporary JupyterLab
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},  # every cell in the page
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+INSTALL_HELP = (
+    "Install the real-browser check's requirements:\n"
+    "  apt-get install -y chromium                                   # Debian's Chromium (as root)\n"
+    "  .venv/bin/python -m pip install -r requirements-browser.txt   # the Playwright driver, no browser download"
+)
+
+
+class BrowserCheckError(AssertionError):
+    """The notebook did not run or render in the browser as it should."""
+
+
+@dataclass
+class Report:
+    """What the check saw and how long each step took."""
+
+    notebook: str
+    timings: dict[str, float] = field(default_factory=dict)
+    code_cells: int = 0
+    outputs_checked: int = 0
+    texts_compared: int = 0
+    widget_changed: str = ""  # the drop-down change whose effect the page showed, if the notebook has a widget
+    blocked_requests: list[str] = field(default_factory=list)
+    screenshot: Path | None = None
+
+
+def find_chromium() -> str:
+    """The path of Debian's Chromium binary, or a BrowserCheckError saying how to install it."""
+    for path in CHROMIUM_PATHS:
+        if os.access(path, os.X_OK):
+            return path
+    raise BrowserCheckError(f"Chromium not found (looked at {', '.join(CHROMIUM_PATHS)}).\n{INSTALL_HELP}")
+
+
+def import_playwright():
+    """`playwright.sync_api.sync_playwright`, or a BrowserCheckError saying how to install it."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        raise BrowserCheckError(f"The Python package playwright is missing ({error}).\n{INSTALL_HELP}") from None
+    return sync_playwright
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab: where it serves the course copy."""
+
+    url: str
+    token: str
+    root: Path
+
+
+@contextmanager
+def jupyterlab(notebook: Path, timeout: float = 60) -> Iterator[Lab]:
+    """Start JupyterLab on localhost over a copy of the notebook's folder and what it reads, with its own state."""
+    with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
+        tmp = Path(tmp)
+        root = tmp / "course"
+        shutil.copytree(notebook.parent, root / "notebooks", ignore=COPY_IGNORE)  # its neighbours too
+        for folder in folders_beside(sorted(notebook.parent.glob("*.ipynb"))):  # ../data, ../results
+            shutil.copytree(ROOT / folder, root / folder, ignore=COPY_IGNORE)
+        for name, value in LAB_SETTINGS.items():
+            path = tmp / "settings" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value), encoding="utf-8")
+        env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
+                   JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
+                   JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"))
+        token, port = secrets.token_hex(16), _free_port()
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+                   f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+                   f"--ServerApp.root_dir={root}", "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
+                   "jupyterlab.NeverCheckForUpdate"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")
+        log = (tmp / "lab.log").open("w")
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if server.poll() is not None:
+                    raise BrowserCheckError(f"JupyterLab exited with code {server.returncode}:\n"
+                                            + (tmp / "lab.log").read_text()[-3000:])
+                try:
+                    with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise BrowserCheckError(f"JupyterLab did not answer within {timeout:.0f} s:\n"
+                                            + (tmp / "lab.log").read_text()[-3000:])
+                time.sleep(0.2)
+            yield Lab(url, token, root)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            log.close()
+
+
+def _sanitizers() -> list[tuple[re.Pattern, str]]:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "nbval_sanitize.cfg", encoding="utf-8")
+    return [(re.compile(config[s]["regex"]), config[s]["replace"]) for s in config.sections()]
+
+
+def _normalize(text: str, sanitizers) -> str:
+    for pattern, replacement in sanitizers:
+        text = pattern.sub(replacement, text)
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def _expected(cell: nbformat.NotebookNode) -> tuple[set[str], str]:
+    """The kinds of output a stored cell shows, and its stdout text."""
+    kinds, stdout = set(), ""
+    for output in cell.outputs:
+        if output.output_type == "stream" and output.name == "stdout":
+            kinds.add("text")
+            stdout += output.text
+        data = output.get("data", {})
+        if WIDGET_VIEW in data:
+            kinds.add("widget")
+        elif "image/png" in data:
+            kinds.add("image")
+        elif "text/html" in data:
+            kinds.add("html")
+        elif "text/plain" in data:
+            kinds.add("text")
+    return kinds, stdout
+
+
+RENDERED_KINDS = {  # what JupyterLab shows for each kind of output
+    "text": '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"], '
+            '.jp-OutputArea-output[data-mime-type="text/plain"]',
+    "html": '.jp-OutputArea-output[data-mime-type="text/html"]',
+    "image": '.jp-OutputArea-output[data-mime-type="image/png"] img',
+    "widget": ".jp-OutputArea-output .jupyter-widgets",  # the widget manager gives it no MIME attribute
+}
+
+
+def run_notebook_in_browser(notebook: Path, *, screenshot_dir: Path = SCREENSHOTS,
+                            run_timeout: float = 300) -> Report:
+    """Run `notebook` in JupyterLab in headless Chromium and check what the page shows; raise BrowserCheckError."""
+    notebook = notebook.resolve()
+    chromium = find_chromium()
+    sync_playwright = import_playwright()
+    stored = nbformat.read(notebook, as_version=4)
+    code = [cell for cell in stored.cells if cell.cell_type == "code"]
+    if not code:
+        raise BrowserCheckError(f"{notebook.name} has no code cell to run")
+    kernel_name = stored.metadata.get("kernelspec", {}).get("name", "python3")
+    report = Report(notebook.name, code_cells=len(code))
+    began = time.perf_counter()
+
+    def lap(name: str, since: float) -> float:
+        now = time.perf_counter()
+        report.timings[name] = round(now - since, 1)
+        return now
+
+    with jupyterlab(notebook) as lab:
+        mark = lap("JupyterLab started", began)
+        with urllib.request.urlopen(f"{lab.url}/api/kernelspecs?token={lab.token}", timeout=10) as response:
+            specs = json.load(response)["kernelspecs"]
+        if kernel_name not in specs:
+            raise BrowserCheckError(f"JupyterLab has no kernel {kernel_name!r} (it has {sorted(specs)}): "
+                                    "run `make setup`")
+        display_name = specs[kernel_name]["spec"]["display_name"]  # what the status bar shows
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+            def local_only(route):
+                if route.request.url.startswith(lab.url + "/"):
+                    route.continue_()
+                else:
+                    report.blocked_requests.append(route.request.url)
+                    route.abort()
+
+            context.route("**/*", local_only)
+            page = context.new_page()
+            try:
+                page.goto(f"{lab.url}/lab/tree/notebooks/{notebook.name}?token={lab.token}")
+                status = page.get_by_text(f"{display_name} | Idle")
+                status.wait_for(timeout=90_000)  # before this, a keypress would be lost
+                mark = lap("page and kernel ready", mark)
+
+                cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+                if cells.count() != len(stored.cells):
+                    raise BrowserCheckError(f"the page shows {cells.count()} cells, "
+                                            f"the notebook has {len(stored.cells)}")
+                cells.first.locator(".jp-Cell-inputWrapper").click()
+                page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell and selects the next
+                for _ in range(len(stored.cells) - 1):
+                    page.keyboard.press("Shift+Enter")
+                page.keyboard.press("Control+Enter")  # the last cell: run it without adding a new one
+                prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+                deadline = time.monotonic() + run_timeout
+                while any("*" in text for text in prompts.all_inner_texts()) or not status.is_visible():
+                    if time.monotonic() > deadline:
+                        raise BrowserCheckError(f"the notebook was still running after {run_timeout:.0f} s")
+                    page.wait_for_timeout(250)
+                mark = lap("all cells run", mark)
+                _check_page(page, stored, report)
+                if _change_a_widget(page, report):
+                    lap("widget changed and view updated", mark)
+            except BaseException:
+                with suppress(Exception):  # best effort: a picture of what went wrong; the error is what counts
+                    _screenshot(page, notebook, screenshot_dir, report)
+                raise
+            _screenshot(page, notebook, screenshot_dir, report)
+            browser.close()
+    lap("total", began)
+    return report
+
+
+def _check_page(page, stored: nbformat.NotebookNode, report: Report) -> None:
+    """Compare what each code cell shows with what the notebook stores."""
+    problems = []
+    sanitizers = _sanitizers()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    for index, cell in enumerate(stored.cells):
+        if cell.cell_type != "code":
+            continue
+        shown = cells.nth(index)
+        where = f"cell {index} ({cell.source.splitlines()[0][:50]!r})" if cell.source else f"cell {index}"
+        prompt = shown.locator(".jp-InputPrompt").inner_text()
+        collapsed = shown.locator(".jp-InputPlaceholder").count() > 0  # a hidden solution: no prompt to read
+        if not collapsed and not re.fullmatch(r"\[\d+\]:", prompt.strip()):
+            problems.append(f"{where} did not run (prompt {prompt.strip()!r})")
+            continue
+        for kind in ("application/vnd.jupyter.stderr", "application/vnd.jupyter.error"):
+            bad = shown.locator(f'.jp-OutputArea-output[data-mime-type="{kind}"]')
+            if bad.count():
+                problems.append(f"{where} shows {kind.rsplit('.', 1)[1]}: {bad.first.inner_text()[:500]}")
+        kinds, stdout = _expected(cell)
+        for kind in sorted(kinds):
+            if shown.locator(RENDERED_KINDS[kind]).count() == 0:
+                problems.append(f"{where}: its stored {kind} output is not shown")
+            else:
+                report.outputs_checked += 1
+        if stdout and not cell.source.lstrip().startswith("# NBVAL_IGNORE_OUTPUT"):
+            text = "".join(shown.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]')
+                           .all_inner_texts())
+            got, want = _normalize(text, sanitizers), _normalize(stdout, sanitizers)
+            if got != want:
+                diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "stored", "shown", lineterm="", n=0)
+                problems.append(f"{where} printed other text:\n" + "\n".join(list(diff)[:12]))
+            report.texts_compared += 1
+    if report.outputs_checked == 0:
+        problems.append("the notebook stores no outputs to compare with: execute it first "
+                        "(scripts/execute_notebooks.py)")
+    if problems:
+        raise BrowserCheckError(f"{report.notebook} in the browser:\n- " + "\n- ".join(problems))
+
+
+def _change_a_widget(page, report: Report, timeout: float = 30) -> bool:
+    """Pick another option in the first widget drop-down and wait for the widget's view to change."""
+    area = page.locator(".jp-OutputArea-output", has=page.locator(".jupyter-widgets select")).first
+    if not area.count():
+        return False
+    select = area.locator(".jupyter-widgets select").first
+    before, current = area.inner_text(), select.input_value()
+    values = select.locator("option").evaluate_all("options => options.map(o => o.value)")
+    other = next((v for v in values if v != current), None)
+    if other is None:
+        return False
+    select.select_option(other)
+    deadline = time.monotonic() + timeout
+    while area.inner_text() == before:
+        if time.monotonic() > deadline:
+            raise BrowserCheckError(f"{report.notebook}: choosing {other!r} instead of {current!r} in a widget "
+                                    f"did not change its view within {timeout:.0f} s")
+        page.wait_for_timeout(200)
+    report.widget_changed = f"{current} -> {other}"
+    return True
+
+
+def _screenshot(page, notebook: Path, folder: Path, report: Report) -> None:
+    """Scroll the first cell with a widget, HTML or image output to the top and take a screenshot."""
+    for selector in (RENDERED_KINDS["widget"], RENDERED_KINDS["html"], RENDERED_KINDS["image"],
+                     ".jp-OutputArea-output"):
+        target = page.locator(selector)
+        if target.count():
+            target.first.evaluate("e => e.closest('.jp-Cell').scrollIntoView({block: 'start'})")
+            break
+    folder.mkdir(parents=True, exist_ok=True)
+    report.screenshot = folder / f"{notebook.stem}.png"
+    page.screenshot(path=str(report.screenshot))
+
+
+def default_notebooks() -> list[Path]:
+    """The learner's first notebook, and the first notebook with a widget (the chunk playground)."""
+    with_widget = next((p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+                        if WIDGET_VIEW in p.read_text(encoding="utf-8")), None)
+    return [FIRST_NOTEBOOK] + ([with_widget] if with_widget and with_widget != FIRST_NOTEBOOK else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    failed = 0
+    for notebook in [Path(a) for a in args] or default_notebooks():
+        try:
+            report = run_notebook_in_browser(notebook)
+        except BrowserCheckError as error:
+            print(f"FAIL: {error}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"OK: {report.notebook}: {report.code_cells} code cells ran in JupyterLab; {report.outputs_checked} "
+              f"outputs rendered as stored, {report.texts_compared} printed texts equal to the stored ones"
+              + (f"; widget {report.widget_changed} updated its view" if report.widget_changed else ""))
+        print("  timings (s): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()))
+        if report.blocked_requests:
+            blocked = sorted(set(report.blocked_requests))
+            print(f"  blocked {len(report.blocked_requests)} request(s) to outside: {blocked}")
+        print(f"  screenshot: {report.screenshot}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

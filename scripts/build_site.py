@@ -1,0 +1,218 @@
+"""Render every notebook, with its stored outputs and plots, to a static HTML site.
+
+Usage: python scripts/build_site.py [--out build/site] [notebooks/NN_name.ipynb ...]
+
+Writes OUT/index.html (the contents: each notebook's title, learning goals and time, taken from
+its first Markdown cell) and one OUT/NN_name.html per notebook. The notebooks are not re-run: they
+are committed executed and nbval checks their outputs. Nothing is fetched at build or view time:
+plots and images are embedded, the CSS is inlined, and the scripts nbconvert's lab template loads
+from CDNs (require.js, MathJax, Mermaid, the widget manager) are left out. The course writes its
+formulas in plain Unicode, so no MathJax is needed; widgets, which need a kernel, show a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import nbformat
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+from build_student_edition import course_notebooks, empty_output_folder
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "build" / "site"
+COURSE_TITLE = "Text chunking for retrieval: a hands-on course"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
+WIDGET_NOTE = "<p><em>Interactive widget: open this notebook in JupyterLab (<code>make lab</code>) to use it.</em></p>"
+
+# The lab template without its CDN scripts, with a navigation bar and solutions folded away.
+PAGE_TEMPLATE = r"""
+{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block extra_css -%}
+<style type="text/css">
+nav.course-nav { display: flex; gap: 1.5em; padding: 0.6em 1em; border-bottom: 1px solid #ddd;
+                 font-family: var(--jp-ui-font-family); font-size: 14px; }
+details.course-solution > summary { cursor: pointer; color: #555; margin: 0.3em 0 0.3em 100px;
+                                    font-family: var(--jp-ui-font-family); font-size: 13px; }
+</style>
+{%- endblock extra_css -%}
+{%- block body_header -%}
+{{ super() }}
+<nav class="course-nav">{{ resources.course_nav }}</nav>
+{%- endblock body_header -%}
+{%- block data_png scoped -%}
+{{ super() | replace('<img ', '<img alt="' ~ (output.metadata.get('course_alt', '') | escape_html) ~ '" ', 1) }}
+{%- endblock data_png -%}
+{%- block codecell -%}
+{%- if 'solution' in cell.metadata.get('tags', []) -%}
+<details class="course-solution"><summary>Reference solution (try the exercise first)</summary>
+{{ super() }}
+</details>
+{%- else -%}
+{{ super() }}
+{%- endif -%}
+{%- endblock codecell -%}
+"""
+
+INDEX_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 60em;
+        margin: 2em auto; padding: 0 1em; line-height: 1.5; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: 0.6em; vertical-align: top; text-align: left; }}
+td.notebook {{ width: 16em; font-weight: 600; }}
+td.time {{ width: 12em; color: #555; }}
+td ul {{ margin: 0; padding-left: 1.2em; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p>The course's notebooks as static pages, with the outputs and plots they produced when they were last
+executed. To run and change the code, open the notebooks in JupyterLab (<code>make lab</code>).</p>
+<table>
+<thead><tr><th>Notebook</th><th>Learning goals</th><th>Time</th></tr></thead>
+<tbody>
+{rows}
+</tbody>
+</table>
+</body>
+</html>
+"""
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What the index shows of one notebook."""
+
+    title: str
+    goals: list[str]  # Markdown, one bullet each
+    time: str  # the "**Time**" line, or ""
+
+
+def contents_of(notebook: nbformat.NotebookNode, name: str) -> Contents:
+    """The title, learning goals and time of a notebook, from its first Markdown cell."""
+    first = next((c for c in notebook.cells if c.cell_type == "markdown"), None)
+    lines = first.source.splitlines() if first else []
+    title = next((line[2:].strip() for line in lines if line.startswith("# ")), None)
+    if title is None:
+        raise ValueError(f"{name}: its first Markdown cell needs a `# NN · Title` line")
+    goals: list[str] = []
+    inside = False
+    for line in lines:
+        if re.match(r"\*\*Learning goals:?\*\*:?\s*$", line.strip()):
+            inside = True
+        elif inside and line.startswith("- "):
+            goals.append(line[2:].strip())
+        elif inside and goals and line.startswith("  ") and line.strip():
+            goals[-1] += " " + line.strip()  # a bullet continued on the next line
+        elif inside and goals:
+            break
+    if not goals:
+        raise ValueError(f"{name}: its first Markdown cell needs a **Learning goals** list of `- ` bullets")
+    start = next((k for k, line in enumerate(lines) if line.strip().startswith("**Time")), len(lines))
+    end = next((k for k in range(start, len(lines)) if not lines[k].strip()), len(lines))
+    time = " ".join(line.strip() for line in lines[start:end])  # to the end of its paragraph
+    return Contents(title, goals, time)
+
+
+def _inline_markdown(text: str) -> str:
+    rendered = markdown2html_mistune(text).strip()
+    return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.DOTALL)
+
+
+def _prepared(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Widget views (they need a kernel and a CDN script) become a note; plots get their titles as alt text."""
+    notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        titles = PLOT_TITLE.findall(cell.source) if cell.cell_type == "code" else []
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                del data[WIDGET_VIEW]
+                data["text/html"] = WIDGET_NOTE
+            if "image/png" in data:
+                alt = "Plot: " + "; ".join(titles) if titles else "Plot made by the code cell above"
+                output.setdefault("metadata", {})["course_alt"] = alt
+    return notebook
+
+
+def _nav(index: int, pages: list[tuple[str, Contents]]) -> str:
+    links = ['<a href="index.html">Contents</a>']
+    if index > 0:
+        links.append(f'<a href="{pages[index - 1][0]}">&larr; {html.escape(pages[index - 1][1].title)}</a>')
+    if index + 1 < len(pages):
+        links.append(f'<a href="{pages[index + 1][0]}">{html.escape(pages[index + 1][1].title)} &rarr;</a>')
+    return " ".join(links)
+
+
+def _link_notebooks(page: str, names: set[str]) -> str:
+    """Links between notebooks point at their pages."""
+    return re.sub(r'href="(\d\d_[^"/]+)\.ipynb(#[^"]*)?"',
+                  lambda m: f'href="{m[1]}.html{m[2] or ""}"' if m[1] + ".ipynb" in names else m[0], page)
+
+
+def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[Path]:
+    """Write the site to `out` (emptied first); return the pages written, index first."""
+    notebooks = course_notebooks() if notebooks is None else notebooks
+    if not notebooks:
+        raise FileNotFoundError(f"no notebooks given and none match {ROOT / 'notebooks'}/[0-9][0-9]_*.ipynb")
+    loaded = [(path, nbformat.read(path, as_version=4)) for path in notebooks]
+    pages = [(path.stem + ".html", contents_of(nb, path.name)) for path, nb in loaded]
+    exporter = HTMLExporter(
+        template_name="lab",
+        template_file="course_page.html.j2",
+        extra_loaders=[jinja2.DictLoader({"course_page.html.j2": PAGE_TEMPLATE})],
+        embed_images=True,  # Markdown images become data: URIs, like the plots
+    )
+    empty_output_folder(out, ".course-site")
+    names = {path.name for path in notebooks}
+    written = [out / "index.html"]
+    for index, (path, notebook) in enumerate(loaded):
+        resources = {"metadata": {"name": pages[index][1].title, "path": str(path.parent)},
+                     "course_nav": _nav(index, pages)}
+        body, _ = exporter.from_notebook_node(_prepared(notebook), resources=resources)
+        written.append(out / pages[index][0])
+        written[-1].write_text(_link_notebooks(body, names), encoding="utf-8")
+    rows = "\n".join(
+        f'<tr><td class="notebook"><a href="{page}">{html.escape(c.title)}</a></td>'
+        f'<td><ul>{"".join(f"<li>{_inline_markdown(goal)}</li>" for goal in c.goals)}</ul></td>'
+        f'<td class="time">{_inline_markdown(c.time)}</td></tr>'
+        for page, c in pages
+    )
+    written[0].write_text(INDEX_TEMPLATE.format(title=html.escape(COURSE_TITLE), rows=rows), encoding="utf-8")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to render (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: build/site)")
+    args = parser.parse_args(argv)
+    try:
+        written = build(args.out.resolve(), [p.resolve() for p in args.notebooks] or None)
+    except (ValueError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"site: {len(written) - 1} notebooks and an index in {args.out}; open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

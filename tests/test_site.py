@@ -1,0 +1,113 @@
+"""The static HTML site: an index that links every page, plots embedded, nothing loaded from the network."""
+
+from __future__ import annotations
+
+import base64
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_site  # noqa: E402
+
+
+def _png_outputs(path: Path) -> int:
+    notebook = nbformat.read(path, as_version=4)
+    return sum("image/png" in o.get("data", {}) for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site of two course notebooks, the first of them with a plot."""
+    notebooks = build_site.course_notebooks()
+    with_plot = next((p for p in notebooks if _png_outputs(p)), None)
+    assert with_plot is not None, "no course notebook has a plot to check"
+    other = next(p for p in notebooks if p != with_plot)
+    out = tmp_path_factory.mktemp("site")
+    build_site.build(out, sorted([with_plot, other]))
+    return out, with_plot, other
+
+
+def test_the_index_links_every_page_with_its_title_and_goals(site):
+    out, *notebooks = site
+    index = (out / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index)
+    assert [href for href, _ in links] == sorted(p.stem + ".html" for p in notebooks)
+    for path in notebooks:
+        contents = build_site.contents_of(nbformat.read(path, as_version=4), path.name)
+        assert (path.stem + ".html", contents.title) in links
+        assert (out / (path.stem + ".html")).is_file()
+        assert contents.title[:2] == path.name[:2], "the title starts with the notebook's number"
+        first_words = re.sub(r"[`*_\[\]]", "", contents.goals[0]).split()[:4]
+        assert " ".join(first_words) in re.sub(r"<[^>]+>", "", index), "the first learning goal is listed"
+
+
+def test_plots_are_embedded_in_the_page(site):
+    out, with_plot, _ = site
+    page = (out / (with_plot.stem + ".html")).read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]+src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == _png_outputs(with_plot)
+    assert all(base64.b64decode(image).startswith(b"\x89PNG\r\n\x1a\n") for image in images)
+
+
+def test_pages_load_nothing_from_the_network(site):
+    out, *_ = site
+    for page in out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<script src=" not in text.replace("'", '"'), f"{page.name} loads a script"
+        assert not re.search(r'(src|href)="(https?:)?//[^"]*\.(js|mjs|css)', text), f"{page.name} loads from a CDN"
+        assert not re.search(r"@import|url\((['\"])?(https?:)?//", text), f"{page.name} loads CSS from the network"
+
+
+def test_each_page_links_back_to_the_contents_and_folds_its_solutions(site):
+    out, *notebooks = site
+    for path in notebooks:
+        page = (out / (path.stem + ".html")).read_text(encoding="utf-8")
+        assert '<a href="index.html">Contents</a>' in page
+        solutions = sum("solution" in c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells)
+        assert page.count('<details class="course-solution">') == solutions
+
+
+def test_goals_are_read_from_the_first_markdown_cell():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# 09 · A title\n\nOverview.\n\n**Learning goals**\n- First goal,\n  continued.\n- Second `goal`.\n\n"
+        "**Time** about 5 minutes.\n**Runs in** 3 seconds.\n")])
+    contents = build_site.contents_of(notebook, "09_x.ipynb")
+    assert contents.title == "09 · A title"
+    assert contents.goals == ["First goal, continued.", "Second `goal`."]
+    assert contents.time == "**Time** about 5 minutes. **Runs in** 3 seconds."
+
+
+def test_a_notebook_without_learning_goals_is_an_error():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 09 · A title\n\nNo goals here.")])
+    with pytest.raises(ValueError, match="09_x.ipynb: .*Learning goals"):
+        build_site.contents_of(notebook, "09_x.ipynb")
+
+
+def test_plots_carry_their_titles_as_alt_text(site):
+    out, with_plot, _ = site
+    page = (out / (with_plot.stem + ".html")).read_text(encoding="utf-8")
+    alts = re.findall(r'<img alt="([^"]*)"[^>]+src="data:image/png', page)
+    assert len(alts) == _png_outputs(with_plot) and all(alt.startswith("Plot") for alt in alts)
+
+
+def test_widgets_become_a_note():
+    cell = nbformat.v4.new_code_cell("playground()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/plain": "interactive(children=...)",
+        build_site.WIDGET_VIEW: {"model_id": "abc", "version_major": 2, "version_minor": 0}})]
+    notebook = nbformat.v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
+    cleaned = build_site._prepared(notebook)
+    assert "widgets" not in cleaned.metadata
+    assert cleaned.cells[0].outputs[0].data == {"text/plain": "interactive(children=...)",
+                                                "text/html": build_site.WIDGET_NOTE}
+
+
+def test_links_between_notebooks_point_at_their_pages():
+    page = '<a href="03_fixed.ipynb#Overlap">03</a> <a href="99_gone.ipynb">99</a> <a href="x/03_fixed.ipynb">x</a>'
+    assert build_site._link_notebooks(page, {"03_fixed.ipynb"}) == (
+        '<a href="03_fixed.html#Overlap">03</a> <a href="99_gone.ipynb">99</a> <a href="x/03_fixed.ipynb">x</a>')
