@@ -7,12 +7,15 @@ For each configuration the five corpora of `chroma_chunking_eval` are chunked (s
 cl100k_base tokens), every chunk is embedded with all-MiniLM-L6-v2, the 472 questions
 search ONE exact cosine index over all corpora for their 5 best chunks, and recall,
 precision, precision-omega and IoU (course_lib.evaluation) are written to
-results/<config>.json with the configuration, package versions and timings.
+results/<config>_<naive|late>.json with the configuration, package versions and timings.
+results/README.md compares them with the published table.
 
-Embeddings: "naive" encodes each chunk on its own; "late" mean-pools the chunk's tokens
-from token vectors of the whole corpus (course_lib.late, long late chunking in 512-token
-macro windows). The token vectors do not depend on the chunker, so they are computed
-once per corpus and shared by the six late configurations.
+Embeddings: "naive" encodes each chunk on its own, with max_seq_length=512 so that no
+chunk is cut (250 cl100k tokens can exceed MiniLM's default 256 WordPiece tokens); "late"
+mean-pools the chunk's tokens from token vectors of the whole corpus (course_lib.late,
+long late chunking in 512-token macro windows). The token vectors do not depend on the
+chunker, so they are computed once per corpus and shared by the six late configurations.
+Extras for the comparisons in results/README.md: --late-window and --splitter langchain.
 
 Progress bars: `import course_lib` sets TQDM_DISABLE=1 (quiet notebooks), and tqdm reads
 TQDM_DISABLE="0" as the non-empty string, i.e. True; so the bars here pass `disable=False`.
@@ -21,6 +24,7 @@ TQDM_DISABLE="0" as the non-empty string, i.e. True; so the bars here pass `disa
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -114,7 +118,9 @@ def embed_naive(model, texts: list[str], desc: str) -> np.ndarray:
     return np.concatenate(parts)[np.argsort(order)]
 
 
-def late_token_vectors(model, corpora: dict[str, str], window: int) -> tuple[dict[str, DocumentTokens], dict[str, np.ndarray], float]:
+def late_token_vectors(
+    model, corpora: dict[str, str], window: int
+) -> tuple[dict[str, DocumentTokens], dict[str, np.ndarray], float]:
     """Each corpus tokenized, its contextual token vectors (long late chunking), and the seconds it took."""
     docs = {cid: tokenize_document(model, text) for cid, text in corpora.items()}
     began = time.perf_counter()
@@ -132,6 +138,11 @@ def embed_late(model, text: str, chunks: list[Chunk], doc: DocumentTokens, vecto
     shift = len(doc.prefix)  # chunk_token_spans counts [CLS]; `vectors` holds content tokens only
     pooled = np.stack([vectors[a - shift:b - shift].mean(axis=0) for a, b in chunk_token_spans(model, text, chunks)])
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def spans_digest(spans: list[tuple[str, int, int]]) -> str:
+    """sha256 of the chunk spans: tells whether a results file still matches the chunkers."""
+    return hashlib.sha256(json.dumps(spans).encode()).hexdigest()
 
 
 def wordpiece_over(model, texts: list[str], limit: int) -> int:
@@ -205,7 +216,9 @@ def main() -> None:
     query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
                                  normalize_embeddings=True, show_progress_bar=False)
     query_seconds = time.perf_counter() - t0
-    docs, late_vectors, late_seconds = late_token_vectors(model, corpora, args.late_window) if "late" in kinds else ({}, {}, 0.0)
+    docs, late_vectors, late_seconds = ({}, {}, 0.0)
+    if "late" in kinds:
+        docs, late_vectors, late_seconds = late_token_vectors(model, corpora, args.late_window)
 
     for config in args.configs:
         t0 = time.perf_counter()
@@ -216,7 +229,8 @@ def main() -> None:
         by_corpus = {cid: [(cid, c.start, c.end) for c in cs] for cid, cs in chunked.items()}
         omega = [precision_omega(by_corpus[q["corpus_id"]], references(q)) for q in questions]  # chunker only
         for kind in kinds:
-            name = f"{config}_{kind}" + (str(args.late_window) if kind == "late" and args.late_window != LATE_WINDOW else "")
+            name = f"{config}_{kind}"
+            name += str(args.late_window) if kind == "late" and args.late_window != LATE_WINDOW else ""
             name += "_langchain" if args.splitter == "langchain" else ""
             t0 = time.perf_counter()
             if kind == "naive":
@@ -239,6 +253,7 @@ def main() -> None:
                 "versions": versions(),
                 "chunks": {
                     "total": len(all_chunks), "mean_tokens": round(float(np.mean([c.n_tokens for c in all_chunks])), 1),
+                    "spans_sha256": spans_digest(spans),
                     "over_256_model_tokens": wordpiece_over(model, [c.text for c in all_chunks], 256)
                     if kind == "naive" else None,
                 },

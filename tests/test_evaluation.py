@@ -1,12 +1,16 @@
 """Tests for course_lib.evaluation: hand-computed cases, brute-force cross-checks and invariants."""
 
+import importlib.util
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus
 from course_lib.evaluation import (
     SpanScores,
     VectorIndex,
@@ -89,7 +93,8 @@ relevant_sets = st.sets(ids, min_size=1, max_size=10)
 
 @given(rankings, relevant_sets, st.integers(1, 25))
 def test_ranking_metrics_are_bounded(ranking, relevant, k):
-    for value in (recall_at_k(ranking, relevant, k), reciprocal_rank(ranking, relevant, k), ndcg_at_k(ranking, relevant, k)):
+    values = (recall_at_k(ranking, relevant, k), reciprocal_rank(ranking, relevant, k), ndcg_at_k(ranking, relevant, k))
+    for value in values:
         assert 0.0 <= value <= 1.0 + 1e-12
 
 
@@ -269,3 +274,34 @@ def test_each_vector_finds_itself_first(seed):
 def test_index_rejects_bad_input(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+# ---------------------------------------------------------------------------
+# The committed benchmark results still describe the current chunkers
+# ---------------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def test_committed_results_match_the_current_chunkers():
+    """Results carry a digest of their chunk spans; a chunker change makes them stale.
+
+    Without the dataset this fails with the data cache's message (which file to put where)."""
+    spec = importlib.util.spec_from_file_location("chroma_eval", RESULTS.parent / "benchmarks" / "chroma_eval.py")
+    chroma_eval = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chroma_eval)
+    corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA}
+    digests = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        config = result["config"]
+        if not config["function"].startswith(("recursive_chunks", "fixed_size_chunks")):
+            continue  # a run with another splitter (--splitter langchain)
+        name = f"{config['chunker']}_{config['size']}_{config['overlap']}"
+        if name not in digests:
+            spans = [(cid, c.start, c.end) for cid, text in corpora.items() for c in chroma_eval.chunk(name, text)]
+            digests[name] = chroma_eval.spans_digest(spans)
+        assert result["chunks"]["spans_sha256"] == digests[name], (
+            f"{path.name} was computed with other chunks than {name} gives now; "
+            "re-run `python benchmarks/chroma_eval.py` and commit results/"
+        )
