@@ -41,7 +41,7 @@ import course_lib
 from course_lib.chunking import Chunk, fixed_size_chunks, recursive_chunks
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
 from course_lib.evaluation import VectorIndex, precision_omega, span_scores, summarize
-from course_lib.late import DocumentTokens, chunk_token_spans, tokenize_document, token_vectors
+from course_lib.late import DocumentTokens, content_token_ranges, tokenize_document, token_vectors
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.tokens import count_tokens, get_encoding
 
@@ -133,10 +133,10 @@ def late_token_vectors(
     return docs, vectors, time.perf_counter() - began
 
 
-def embed_late(model, text: str, chunks: list[Chunk], doc: DocumentTokens, vectors: np.ndarray) -> np.ndarray:
+def embed_late(text: str, chunks: list[Chunk], doc: DocumentTokens, vectors: np.ndarray) -> np.ndarray:
     """Mean of each chunk's token vectors (special tokens excluded), L2-normalized, as late_chunk_embeddings."""
-    shift = len(doc.prefix)  # chunk_token_spans counts [CLS]; `vectors` holds content tokens only
-    pooled = np.stack([vectors[a - shift:b - shift].mean(axis=0) for a, b in chunk_token_spans(model, text, chunks)])
+    # `doc` is the corpus tokenized once, shared by every configuration
+    pooled = np.stack([vectors[a:b].mean(axis=0) for a, b in content_token_ranges(doc, text, chunks)])
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
@@ -236,7 +236,7 @@ def main() -> None:
             if kind == "naive":
                 vectors = embed_naive(model, [c.text for c in all_chunks], desc=name)
             else:
-                vectors = np.concatenate([embed_late(model, corpora[cid], chunked[cid], docs[cid], late_vectors[cid])
+                vectors = np.concatenate([embed_late(corpora[cid], chunked[cid], docs[cid], late_vectors[cid])
                                           for cid in corpora])
             embed_seconds = time.perf_counter() - t0
             t0 = time.perf_counter()

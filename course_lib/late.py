@@ -71,8 +71,10 @@ def tokenize_document(model: "SentenceTransformer", text: str) -> DocumentTokens
     )
 
 
-def _token_ranges(doc: DocumentTokens, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Content-token range `[a, b)` of each character span: the tokens whose characters intersect it."""
+def content_token_ranges(doc: DocumentTokens, text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
+    """Content-token range `[a, b)` (indices into `doc.ids`, no special tokens) of each chunk of `text`,
+    for a document already tokenized by `tokenize_document`: the tokens whose characters intersect it."""
+    spans = as_spans(text, chunks)
     starts = np.array([s for s, _ in doc.offsets], dtype=np.int64)
     ends = np.array([e for _, e in doc.offsets], dtype=np.int64)
     ranges = []
@@ -93,7 +95,7 @@ def chunk_token_spans(model: "SentenceTransformer", text: str, chunks: Sequence[
     """
     doc = tokenize_document(model, text)
     shift = len(doc.prefix)
-    return [(a + shift, b + shift) for a, b in _token_ranges(doc, as_spans(text, chunks))]
+    return [(a + shift, b + shift) for a, b in content_token_ranges(doc, text, chunks)]
 
 
 def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindow]:
@@ -225,7 +227,7 @@ def late_chunk_embeddings(
     window = _check_window(model, doc, window)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size!r} must be a positive int (windows per forward pass), e.g. 8")
-    ranges = np.array(_token_ranges(doc, as_spans(text, chunks)), dtype=np.int64).reshape(-1, 2)
+    ranges = np.array(content_token_ranges(doc, text, chunks), dtype=np.int64).reshape(-1, 2)
     sums = np.zeros((len(ranges), model[0].auto_model.config.hidden_size))
     if len(ranges):
         for start, vectors in _kept_vectors(model, doc, window, overlap, batch_size):
