@@ -3,22 +3,37 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# `make setup TORCH=cpu`: torch's CPU build from PyTorch's wheel index first (no CUDA libraries on Linux)
+TORCH  ?=
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+# `make lab LAB_ARGS="--port 8890 --no-browser"`: extra JupyterLab options; as root, --allow-root is added
+LAB_ARGS ?=
+ROOT_FLAG = $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
+# JupyterLab settings for this environment only: no news pop-up, no update check
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+ifneq ($(filter-out cpu,$(TORCH)),)
+$(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
+endif
 
 .PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(if $(TORCH),$(BIN)/python -m pip install --progress-bar on --index-url $(TORCH_CPU_INDEX) "$$(sed -n 's/^\(torch==[^ #;]*\).*/\1/p' requirements.txt)")
+	@echo "== installing the pinned requirements: the first time, pip downloads several hundred MB and shows each package"
+	$(BIN)/python -m pip install --progress-bar on -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (chunking course)" >/dev/null
+	mkdir -p $(dir $(LAB_OVERRIDES))
+	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $(LAB_OVERRIDES)
 	$(BIN)/python -m course_lib.check || echo "Some checks failed: read the [FAIL] lines above (missing data can be added later)."
 	touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv, install pinned requirements and course_lib, check the environment
 
 lab: $(STAMP)  ## set up if needed, then open the course in JupyterLab
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=notebooks
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(STAMP)  ## course_lib unit tests and nbval over every notebook
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
