@@ -1,41 +1,175 @@
-"""Self-checks for the exercises: say what is wrong and give a hint, never a bare AssertionError.
+"""Self-checks for the exercises: say what is wrong, reveal hints one try at a time, never a bare traceback.
 
-Every exercise in the course has the same shape:
+Every exercise in the course has the same shape (CONTRIBUTING.md, "Exercises"):
 
 1. a Markdown cell "### Exercise N.k: title" with the task;
 2. a code cell tagged `solution` whose reference solution sits between the lines
    `# BEGIN SOLUTION` and `# END SOLUTION` inside a function the learner writes
    (the student edition replaces those lines with `raise NotImplementedError`);
 3. a code cell calling one of the checks below, for instance
-   `check_function("Exercise 3.1", chunk_count, cases, hint="...")`.
+   `check_function("Exercise 3.1", chunk_count, cases)`.
+
+How a check behaves:
+
+- **Solved**: prints `✓ ...` and returns True.
+- **Not attempted** (the learner's function still raises `NotImplementedError`, the stub of the student
+  edition): prints "not solved yet" and returns False *without raising*, so Run All goes on to the end
+  of the notebook. Cells after a check must not need the stub's result: guard them with
+  `if check_...(...):`.
+- **Wrong**: raises `SelfCheckError`. IPython shows it as plain text (the problem and the hints), not as
+  a Python traceback; nbval and pytest see an ordinary exception, so a broken reference solution fails
+  the tests.
+
+Hints come in tiers. The first wrong try shows the problem and the first hint; each further wrong try
+of the same exercise reveals one more. Give them as `hint="..."` (one tier) or `hint=("...", "...")`;
+without `hint`, the tiers come from `course_lib.exercise_hints.HINTS`, so a notebook does not print its
+hints in the check cell before the learner has tried.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+import numbers
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+__all__ = ["NOT_SOLVED", "SelfCheckError", "attempt", "check_function", "check_true", "check_value"]
+
+Hint = str | Sequence[str] | None
 
 
 class SelfCheckError(Exception):
-    """An exercise is not solved yet; the message says what is wrong and how to proceed."""
+    """A wrong answer: the message says what is wrong and gives the hints revealed so far."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the message alone, as plain text."""
+        return str(self).splitlines()
 
 
-def _fail(exercise: str, problem: str, hint: str) -> SelfCheckError:
-    return SelfCheckError(f"{exercise} is not solved yet: {problem}\nHint: {hint}")
+class _NotSolved:
+    """The result of `attempt` when the learner's function is still a stub (one instance, `NOT_SOLVED`)."""
+
+    def __repr__(self) -> str:
+        return "NOT_SOLVED"
+
+    def __bool__(self) -> bool:
+        return False
 
 
-def _same(got: Any, expected: Any, rel_tol: float | None) -> bool:
-    if rel_tol is not None and isinstance(expected, (int, float)) and isinstance(got, (int, float)):
-        return math.isclose(got, expected, rel_tol=rel_tol, abs_tol=rel_tol)
-    return got == expected
+NOT_SOLVED = _NotSolved()
+_failures: dict[str, int] = {}  # exercise -> wrong tries so far in this kernel
 
 
-def check_value(exercise: str, got: Any, expected: Any, *, hint: str, rel_tol: float | None = None) -> None:
-    """Check one answer; with `rel_tol`, numbers only need to be that close."""
-    if not _same(got, expected, rel_tol):
+def attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)`, or `NOT_SOLVED` if `fn` is still a stub raising NotImplementedError."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        return NOT_SOLVED
+
+
+def _tiers(exercise: str, hint: Hint) -> tuple[str, ...]:
+    if hint is None:
+        from course_lib.exercise_hints import HINTS
+
+        return tuple(HINTS.get(exercise, ()))
+    if isinstance(hint, str):
+        return (hint,)
+    if not all(isinstance(h, str) for h in hint):
+        raise TypeError(f"hint must be a string or a sequence of strings, got {hint!r}")
+    return tuple(hint)
+
+
+def _fail(exercise: str, problem: str, hint: Hint) -> SelfCheckError:
+    """Count a wrong try and build the error, with one more hint tier revealed than last time."""
+    tries = _failures[exercise] = _failures.get(exercise, 0) + 1
+    tiers = _tiers(exercise, hint)
+    lines = [f"✗ {exercise} is not solved yet: {problem}"]
+    shown = tiers[:tries]
+    for number, text in enumerate(shown, start=1):
+        label = "Hint" if len(tiers) == 1 else f"Hint {number} of {len(tiers)}"
+        lines.append(f"{label}: {text}")
+    if len(shown) < len(tiers):
+        lines.append("(Change your code and run the check again: each wrong try reveals the next hint.)")
+    return SelfCheckError("\n".join(lines))
+
+
+def _not_solved(exercise: str, what: str) -> bool:
+    print(f"… {exercise}: not solved yet ({what} still raises NotImplementedError). Replace that line with "
+          "your solution and run this cell again.")
+    return False
+
+
+def _passed(exercise: str, detail: str = "correct.") -> bool:
+    _failures.pop(exercise, None)
+    print(f"✓ {exercise}: {detail}")
+    return True
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or type(x).__name__ == "bool_"  # numpy's bool is not a Python bool
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not _is_bool(x)
+
+
+def _same(got: Any, expected: Any, rel_tol: float | None = None, abs_tol: float = 0.0) -> bool:
+    """Whether `got` answers `expected`: numbers within the tolerances, containers element by element.
+
+    `rel_tol` is relative (a share of the larger magnitude) and `abs_tol` absolute, as in `math.isclose`;
+    without either, numbers must be equal. Booleans never match numbers (True is not 1.0 here).
+    """
+    if hasattr(got, "tolist") and not isinstance(got, (str, bytes)):  # numpy arrays and scalars
+        got = got.tolist()
+    if _is_bool(expected) or _is_bool(got):
+        return _is_bool(got) and _is_bool(expected) and bool(got) == bool(expected)
+    if _is_number(expected) and _is_number(got):
+        if rel_tol is None and not abs_tol:
+            return got == expected
+        return math.isclose(got, expected, rel_tol=rel_tol or 0.0, abs_tol=abs_tol)
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
+        return len(got) == len(expected) and all(_same(g, e, rel_tol, abs_tol) for g, e in zip(got, expected))
+    if isinstance(expected, Mapping) and isinstance(got, Mapping):
+        return got.keys() == expected.keys() and all(_same(got[k], expected[k], rel_tol, abs_tol) for k in expected)
+    try:
+        return bool(got == expected)
+    except (TypeError, ValueError):  # e.g. an array compared with something it cannot be compared with
+        return False
+
+
+def _check_tolerances(rel_tol: float | None, abs_tol: float) -> None:
+    if rel_tol is not None and not (0 <= rel_tol < 1):
+        raise ValueError(f"rel_tol={rel_tol!r} must be a share in [0, 1), e.g. 1e-6; for an absolute "
+                         "tolerance use abs_tol")
+    if abs_tol < 0:
+        raise ValueError(f"abs_tol={abs_tol!r} must be >= 0")
+
+
+def check_value(exercise: str, got: Any, expected: Any, *, hint: Hint = None, rel_tol: float | None = None,
+                abs_tol: float = 0.0) -> bool:
+    """Check one answer; numbers only need to be within `rel_tol` (relative) or `abs_tol` (absolute).
+
+    `got` may be `NOT_SOLVED` (from `attempt`), which reports the exercise as not solved yet.
+    """
+    _check_tolerances(rel_tol, abs_tol)
+    if got is NOT_SOLVED:
+        return _not_solved(exercise, "your function")
+    if not _same(got, expected, rel_tol, abs_tol):
         raise _fail(exercise, f"your answer is {got!r}, expected {expected!r}.", hint)
-    print(f"✓ {exercise}: correct.")
+    return _passed(exercise)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+def _where(exc: BaseException) -> str:
+    """' (line N of `name`)' for the deepest frame of the learner's code, or ''."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course_lib" not in f.filename.replace("\\", "/")]
+    return f" (line {frames[-1].lineno} of `{frames[-1].name}`)" if frames else ""
 
 
 def check_function(
@@ -43,26 +177,45 @@ def check_function(
     fn: Callable[..., Any],
     cases: Iterable[tuple[tuple, Any]],
     *,
-    hint: str,
+    hint: Hint = None,
     rel_tol: float | None = None,
-) -> None:
+    abs_tol: float = 0.0,
+) -> bool:
     """Call `fn(*args)` for each `(args, expected)` case and compare the results."""
+    _check_tolerances(rel_tol, abs_tol)
     cases = list(cases)
+    name = getattr(fn, "__name__", "your function")
     for args, expected in cases:
-        shown = ", ".join(repr(a) if len(repr(a)) < 60 else repr(a)[:57] + "..." for a in args)
+        shown = ", ".join(_short(a) for a in args)
         try:
             got = fn(*args)
         except NotImplementedError:
-            raise _fail(exercise, f"`{fn.__name__}` is still a stub.", hint) from None
-        except Exception as exc:  # the learner's code failed: show how, keep the hint
-            raise _fail(exercise, f"`{fn.__name__}({shown})` raised {type(exc).__name__}: {exc}", hint) from exc
-        if not _same(got, expected, rel_tol):
-            raise _fail(exercise, f"`{fn.__name__}({shown})` returned {got!r}, expected {expected!r}.", hint)
-    print(f"✓ {exercise}: all {len(cases)} checks passed.")
+            return _not_solved(exercise, f"`{name}`")
+        except Exception as exc:  # noqa: BLE001 (the learner's code failed: say how and where, keep the hints)
+            raise _fail(exercise, f"`{name}({shown})` raised {type(exc).__name__}: {exc}{_where(exc)}",
+                        hint) from None
+        if not _same(got, expected, rel_tol, abs_tol):
+            raise _fail(exercise, f"`{name}({shown})` returned {_short(got)}, expected {_short(expected)}.", hint)
+    return _passed(exercise, f"all {len(cases)} checks passed.")
 
 
-def check_true(exercise: str, condition: bool, *, problem: str, hint: str) -> None:
-    """Check a condition that has no single expected value; `problem` says what failed."""
+def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: str | Callable[[], str],
+               hint: Hint = None) -> bool:
+    """Check a condition that has no single expected value; `problem` says what failed.
+
+    `condition` may be a function of no arguments, called here: if it meets a stub (NotImplementedError)
+    or is `NOT_SOLVED`, the exercise is reported as not solved yet. `problem` may be a function too, called
+    only when the condition is false (so it can describe a result that exists only then).
+    """
+    if callable(condition):
+        try:
+            condition = condition()
+        except NotImplementedError:
+            return _not_solved(exercise, "your function")
+        except Exception as exc:  # noqa: BLE001 (the learner's code failed inside the check)
+            raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
+    if condition is NOT_SOLVED:
+        return _not_solved(exercise, "your function")
     if not condition:
-        raise _fail(exercise, problem, hint)
-    print(f"✓ {exercise}: correct.")
+        raise _fail(exercise, problem() if callable(problem) else problem, hint)
+    return _passed(exercise)
