@@ -1,9 +1,12 @@
-"""An interactive chunk playground for JupyterLab: move the sliders, watch the chunks change.
+"""An interactive chunk playground for JupyterLab: move the controls, watch the chunks change.
 
-`render(text, strategy, size, overlap, tokenizer)` is the pure part: it chunks `text` and
-returns HTML (a one-line summary above the coloured-span view of `course_lib.display`).
-A bad combination, such as an overlap as large as the size, shows the chunker's error
-message instead of raising. `playground(text)` wraps `render` in ipywidgets controls.
+Taught in notebooks/07_structure_aware_chunking.ipynb, section 9 ("Try it: the chunk playground").
+
+`render(text, strategy, size, overlap, tokenizer)` is the pure part: it chunks `text` and returns
+HTML (a one-line summary above the coloured-span view of `course_lib.display`, which scrolls on its
+own). A bad combination, such as an overlap as large as the size, shows the library's error message
+instead of raising. `playground(text)` wraps `render` in ipywidgets controls; where no kernel runs
+(a static copy, GitHub), its stored output is the rendered view of its starting settings.
 """
 
 from __future__ import annotations
@@ -13,16 +16,26 @@ import statistics
 from functools import lru_cache
 from typing import Any
 
+import ipywidgets as widgets
+
 from course_lib.chunking import Chunk, fixed_size_chunks, markdown_chunks, recursive_chunks, sentence_chunks
 from course_lib.display import chunks_to_html
+
+__all__ = [
+    "MINILM", "SENTENCE_LIMITS", "STRATEGIES", "TOKENIZERS", "TOKEN_LIMITS", "Playground",
+    "chunk", "playground", "render", "summary",
+]
 
 STRATEGIES = ("fixed", "recursive", "sentence", "markdown")
 MINILM = "all-MiniLM-L6-v2"
 TOKENIZERS = ("cl100k_base", "o200k_base", MINILM, "chars")
-# slider limits: sizes in tokens (or characters), except "sentence", which counts sentences
-TOKEN_LIMITS = {"size": (1, 600), "overlap": (0, 300)}
-SENTENCE_LIMITS = {"size": (1, 30), "overlap": (0, 29)}
+# control limits: sizes in tokens (or characters), except "sentence", which counts sentences
+TOKEN_LIMITS = {"size": (1, 1000), "overlap": (0, 500)}
+SENTENCE_LIMITS = {"size": (1, 50), "overlap": (0, 49)}
+VIEW_HEIGHT = "32em"  # the chunks scroll inside this height; the controls above stay in view
 ERROR_STYLE = "color:#a00000;border:1px solid #a00000;padding:8px;font-family:monospace;white-space:pre-wrap"
+STATIC_NOTE = ("<p><em>Chunk playground, as it starts. Its controls need a running kernel: run this cell in "
+               "JupyterLab to use them.</em></p>")
 
 
 @lru_cache(maxsize=1)
@@ -86,29 +99,59 @@ def render(text: str, strategy: str = "recursive", size: int = 100, overlap: int
     except (ValueError, TypeError) as exc:
         return f'<div style="{ERROR_STYLE}">{type(exc).__name__}: {html.escape(str(exc))}</div>'
     line = f'<div style="margin-bottom:4px"><b>{html.escape(summary(text, chunks, tokenizer))}</b></div>'
-    return line + chunks_to_html(text, chunks)
+    view = f'<div style="max-height:{VIEW_HEIGHT};overflow:auto">{chunks_to_html(text, chunks)}</div>'
+    return line + view
+
+
+class Playground(widgets.VBox):
+    """The playground's box: menus, a slider and a number box each for size and overlap, the view.
+
+    Where widgets are live, JupyterLab shows the controls. Anywhere else (a notebook stored and
+    opened without its kernel, the static site, GitHub) the stored output is the HTML of the view
+    as it started, under a note, instead of the box's Python repr.
+    """
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = "Chunk playground (run this cell in JupyterLab to use its controls)"
+        data["text/html"] = STATIC_NOTE + self.view.value
+        return data
+
+
+def _number_control(description: str, style: dict) -> tuple[widgets.IntSlider, widgets.BoundedIntText, widgets.HBox]:
+    """A wide slider for coarse moves and a number box, linked, for exact values."""
+    slider = widgets.IntSlider(description=description, continuous_update=False, readout=False,
+                               layout={"width": "30em"}, style=style)
+    box = widgets.BoundedIntText(layout={"width": "6.5em"})
+    widgets.link((slider, "value"), (box, "value"))
+    return slider, box, widgets.HBox([slider, box])
 
 
 def playground(text: str, strategy: str = "recursive", size: int = 100, overlap: int = 10,
-               tokenizer: str = "cl100k_base") -> Any:
-    """An ipywidgets box: strategy and tokenizer menus, size and overlap sliders, the live view.
+               tokenizer: str = "cl100k_base") -> Playground:
+    """A `Playground`: strategy and tokenizer menus, size and overlap controls, the live view.
 
-    The sliders span `TOKEN_LIMITS` (`SENTENCE_LIMITS` for "sentence"); a starting value
-    outside them is clamped. Each change re-renders the view with `render`.
+    Size and overlap each have a slider and a number box (type a value and press Enter; the
+    arrows step by one) spanning `TOKEN_LIMITS` (`SENTENCE_LIMITS` for "sentence"). A starting
+    value outside them is an error. Each change re-renders the view with `render`; the chunks
+    scroll inside the view, so the controls stay in sight.
     """
-    import ipywidgets as widgets
-
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r} is unknown; use one of {list(STRATEGIES)}")
     _tokenizer(tokenizer)  # raises ValueError for a name the menu does not offer
-    layout = {"width": "32em"}
+    limits = SENTENCE_LIMITS if strategy == "sentence" else TOKEN_LIMITS
+    for name, value in (("size", size), ("overlap", overlap)):
+        low, high = limits[name]
+        if not low <= value <= high:
+            raise ValueError(f"{name}={value} is outside the playground's range {low}..{high} for "
+                             f"strategy={strategy!r}; start from a value in that range")
     style = {"description_width": "9em"}
     strategy_menu = widgets.Dropdown(options=STRATEGIES, value=strategy, description="strategy", style=style)
     tokenizer_menu = widgets.Dropdown(options=TOKENIZERS, value=tokenizer, description="tokenizer", style=style)
-    size_slider = widgets.IntSlider(description="size", continuous_update=False, layout=layout, style=style)
-    overlap_slider = widgets.IntSlider(description="overlap", continuous_update=False, layout=layout, style=style)
+    size_slider, size_box, size_row = _number_control("size", style)
+    overlap_slider, overlap_box, overlap_row = _number_control("overlap", style)
     view = widgets.HTML()
     remembered = {"sentences": (5, 1), "tokens": (100, 10)}  # restored when the unit changes back
     paused = []  # non-empty while several controls change at once: render once, at the end
@@ -118,10 +161,13 @@ def playground(text: str, strategy: str = "recursive", size: int = 100, overlap:
 
     def set_limits() -> None:
         unit = unit_of(strategy_menu.value)
-        limits = SENTENCE_LIMITS if unit == "sentences" else TOKEN_LIMITS
-        for name, slider in (("size", size_slider), ("overlap", overlap_slider)):
-            slider.min, slider.max = limits[name]
-            label = "characters" if unit == "tokens" and tokenizer_menu.value == "chars" else unit
+        bounds = SENTENCE_LIMITS if unit == "sentences" else TOKEN_LIMITS
+        label = "characters" if unit == "tokens" and tokenizer_menu.value == "chars" else unit
+        for name, slider, box in (("size", size_slider, size_box), ("overlap", overlap_slider, overlap_box)):
+            low, high = bounds[name]
+            for control in (slider, box):  # widen first, then narrow, so min <= max at every step
+                control.max = max(control.max, high)
+                control.min, control.max = low, high
             slider.description = f"{name} ({label})"
 
     def update(_: Any = None) -> None:
@@ -139,16 +185,21 @@ def playground(text: str, strategy: str = "recursive", size: int = 100, overlap:
             paused.clear()
         update()
 
-    set_limits()
-    size_slider.value, overlap_slider.value = size, overlap
-    strategy_menu.observe(on_strategy, names="value")
     def on_tokenizer(_: Any) -> None:
         set_limits()
         update()
 
+    paused.append(True)
+    set_limits()
+    size_slider.value, overlap_slider.value = size, overlap
+    paused.clear()
+    strategy_menu.observe(on_strategy, names="value")
     tokenizer_menu.observe(on_tokenizer, names="value")
     for slider in (size_slider, overlap_slider):
         slider.observe(update, names="value")
     update()
-    controls = widgets.HBox([widgets.VBox([strategy_menu, tokenizer_menu]), widgets.VBox([size_slider, overlap_slider])])
-    return widgets.VBox([controls, view])
+    controls = widgets.HBox([widgets.VBox([strategy_menu, tokenizer_menu]), widgets.VBox([size_row, overlap_row])])
+    box = Playground([controls, view])
+    box.view, box.strategy_menu, box.tokenizer_menu = view, strategy_menu, tokenizer_menu
+    box.size_slider, box.size_box, box.overlap_slider, box.overlap_box = size_slider, size_box, overlap_slider, overlap_box
+    return box

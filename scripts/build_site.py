@@ -7,7 +7,9 @@ its first Markdown cell) and one OUT/NN_name.html per notebook. The notebooks ar
 are committed executed and nbval checks their outputs. Nothing is fetched at build or view time:
 plots and images are embedded, the CSS is inlined, and the scripts nbconvert's lab template loads
 from CDNs (require.js, MathJax, Mermaid, the widget manager) are left out. The course writes its
-formulas in plain Unicode, so no MathJax is needed; widgets, which need a kernel, show a note.
+formulas in plain Unicode, so no MathJax is needed. Widgets need a kernel: a widget that stored an
+HTML picture of itself (the chunk playground does) shows that picture, any other a note. The site's
+title is the README's first heading, so the two cannot differ.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from build_student_edition import course_notebooks, empty_output_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "site"
-COURSE_TITLE = "Text chunking for retrieval: a hands-on course"
+COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
 WIDGET_NOTE = "<p><em>Interactive widget: open this notebook in JupyterLab (<code>make lab</code>) to use it.</em></p>"
@@ -138,7 +140,7 @@ def _inline_markdown(text: str) -> str:
 
 
 def _prepared(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Widget views (they need a kernel and a CDN script) become a note; plots get their titles as alt text."""
+    """Widget views (they need a kernel and a CDN script) become their stored HTML or a note; plots get alt text."""
     notebook.metadata.pop("widgets", None)
     for cell in notebook.cells:
         titles = PLOT_TITLE.findall(cell.source) if cell.cell_type == "code" else []
@@ -146,7 +148,7 @@ def _prepared(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             data = output.get("data", {})
             if WIDGET_VIEW in data:
                 del data[WIDGET_VIEW]
-                data["text/html"] = WIDGET_NOTE
+                data.setdefault("text/html", WIDGET_NOTE)
             if "image/png" in data:
                 alt = "Plot: " + "; ".join(titles) if titles else "Plot made by the code cell above"
                 output.setdefault("metadata", {})["course_alt"] = alt

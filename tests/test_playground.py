@@ -9,7 +9,19 @@ import pytest
 
 from course_lib.chunking import Chunk, fixed_size_chunks, markdown_chunks, recursive_chunks, sentence_chunks
 from course_lib.display import chunks_to_html
-from course_lib.playground import MINILM, STRATEGIES, TOKENIZERS, chunk, playground, render, summary
+from course_lib.playground import (
+    MINILM,
+    SENTENCE_LIMITS,
+    STATIC_NOTE,
+    STRATEGIES,
+    TOKEN_LIMITS,
+    TOKENIZERS,
+    VIEW_HEIGHT,
+    chunk,
+    playground,
+    render,
+    summary,
+)
 
 TEXT = (
     "# Pumps\n\nThe XR-12 pump circulates coolant. It must be replaced after 10,000 hours. "
@@ -112,34 +124,52 @@ def test_summary_counts_sizes_and_repeated_text():
 
 def test_playground_renders_live_and_shows_errors():
     box = playground(TEXT, "recursive", 20, 2)
-    (menus, sliders), view = box.children[0].children, box.children[1]
-    strategy_menu, tokenizer_menu = menus.children
-    size_slider, overlap_slider = sliders.children
-    assert view.value == render(TEXT, "recursive", 20, 2)
+    assert box.view.value == render(TEXT, "recursive", 20, 2)
 
-    size_slider.value = 30
-    assert view.value == render(TEXT, "recursive", 30, 2)
-    overlap_slider.value = 30
-    assert "overlap=30 must be smaller than size=30" in view.value
-    overlap_slider.value = 3
-    tokenizer_menu.value = "chars"
-    assert view.value == render(TEXT, "recursive", 30, 3, "chars")
-    assert size_slider.description == "size (characters)"
+    box.size_slider.value = 30
+    assert box.size_box.value == 30 and box.view.value == render(TEXT, "recursive", 30, 2)
+    box.overlap_box.value = 30  # typed into the number box
+    assert box.overlap_slider.value == 30
+    assert "overlap=30 must be smaller than size=30" in box.view.value
+    box.overlap_box.value = 3
+    box.tokenizer_menu.value = "chars"
+    assert box.view.value == render(TEXT, "recursive", 30, 3, "chars")
+    assert box.size_slider.description == "size (characters)"
+
+
+def test_the_number_box_gives_every_size_the_slider_spans():
+    box = playground(TEXT, "fixed", 40, 0)
+    low, high = TOKEN_LIMITS["size"]
+    assert (box.size_box.min, box.size_box.max) == (box.size_slider.min, box.size_slider.max) == (low, high)
+    for value in (low, 37, 41, high):
+        box.size_box.value = value
+        assert box.size_slider.value == value and box.view.value == render(TEXT, "fixed", value, 0)
 
 
 def test_playground_switches_units_for_sentences_and_back():
     box = playground(TEXT, "fixed", 40, 4)
-    strategy_menu = box.children[0].children[0].children[0]
-    size_slider, overlap_slider = box.children[0].children[1].children
-    view = box.children[1]
+    box.strategy_menu.value = "sentence"
+    assert (box.size_slider.max, box.size_box.max, box.size_slider.description) == (
+        SENTENCE_LIMITS["size"][1], SENTENCE_LIMITS["size"][1], "size (sentences)")
+    assert (box.size_slider.value, box.overlap_slider.value) == (5, 1)
+    assert box.view.value == render(TEXT, "sentence", 5, 1)
+    box.strategy_menu.value = "markdown"
+    assert (box.size_slider.value, box.overlap_slider.value) == (40, 4)  # the token settings come back
+    assert box.view.value == render(TEXT, "markdown", 40, 4)
 
-    strategy_menu.value = "sentence"
-    assert (size_slider.max, size_slider.description) == (30, "size (sentences)")
-    assert (size_slider.value, overlap_slider.value) == (5, 1)
-    assert view.value == render(TEXT, "sentence", 5, 1)
-    strategy_menu.value = "markdown"
-    assert (size_slider.value, overlap_slider.value) == (40, 4)  # the token settings come back
-    assert view.value == render(TEXT, "markdown", 40, 4)
+
+def test_the_chunks_scroll_inside_the_view_below_the_summary():
+    page = render(TEXT, "recursive", 12, 0)
+    summary_end, scroll_start = page.index("</b></div>"), page.index(f"max-height:{VIEW_HEIGHT};overflow:auto")
+    assert summary_end < scroll_start < page.index(chunks_to_html(TEXT, recursive_chunks(TEXT, 12, 0)))
+
+
+def test_stored_output_is_the_starting_view_not_the_widget_repr():
+    box = playground(TEXT, "markdown", 25, 0)
+    data = box._repr_mimebundle_()
+    assert "VBox" not in data["text/plain"] and "JupyterLab" in data["text/plain"]
+    assert data["text/html"] == STATIC_NOTE + render(TEXT, "markdown", 25, 0)
+    assert "application/vnd.jupyter.widget-view+json" in data  # live where a kernel runs
 
 
 def test_playground_rejects_bad_arguments():
@@ -149,3 +179,7 @@ def test_playground_rejects_bad_arguments():
         playground(TEXT, strategy="semantic")
     with pytest.raises(ValueError, match="tokenizer='gpt2'"):
         playground(TEXT, tokenizer="gpt2")
+    with pytest.raises(ValueError, match="size=5000 is outside the playground's range 1..1000"):
+        playground(TEXT, size=5000)
+    with pytest.raises(ValueError, match="overlap=60 is outside .* 0..49 for strategy=.sentence."):
+        playground(TEXT, "sentence", 10, 60)

@@ -107,6 +107,23 @@ def test_widgets_become_a_note():
                                                 "text/html": build_site.WIDGET_NOTE}
 
 
+def test_a_widget_with_a_stored_picture_keeps_it():
+    cell = nbformat.v4.new_code_cell("playground(text)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/plain": "Chunk playground", "text/html": "<p>the starting view</p>",
+        build_site.WIDGET_VIEW: {"model_id": "abc", "version_major": 2, "version_minor": 0}})]
+    cleaned = build_site._prepared(nbformat.v4.new_notebook(cells=[cell]))
+    assert cleaned.cells[0].outputs[0].data == {"text/plain": "Chunk playground", "text/html": "<p>the starting view</p>"}
+
+
+def test_the_site_has_the_course_title_of_the_readme(site):
+    out, *_ = site
+    heading = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    assert heading.startswith("# ") and build_site.COURSE_TITLE == heading[2:]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert f"<title>{build_site.COURSE_TITLE}</title>" in index and f"<h1>{build_site.COURSE_TITLE}</h1>" in index
+
+
 def test_links_between_notebooks_point_at_their_pages():
     page = '<a href="03_fixed.ipynb#Overlap">03</a> <a href="99_gone.ipynb">99</a> <a href="x/03_fixed.ipynb">x</a>'
     assert build_site._link_notebooks(page, {"03_fixed.ipynb"}) == (
