@@ -1,0 +1,327 @@
+"""Chunks in a real, embedded vector store (LanceDB), with metadata, filters and citations.
+
+Notebook 12, "From notebook to production", teaches this module. `VectorIndex` in
+`course_lib.evaluation` keeps the vectors in one NumPy matrix, which is right for measuring;
+`ChunkStore` keeps them on disk in a LanceDB table, one row a chunk:
+
+| column | meaning |
+|---|---|
+| `chunk_id` | `"<doc_id>#<chunk_index>"`, the key a re-index matches on |
+| `doc_id`, `chunk_index` | the source document and the chunk's rank in it |
+| `start`, `end` | character offsets: `document[start:end] == text` |
+| `text` | the chunk's text |
+| `heading_path` | the Markdown headings around the chunk, joined by `" > "` (`""` if none) |
+| `strategy`, `model` | how the chunk was cut and embedded, so stale rows can be found |
+| `doc_sha256` | the hash of the document version the chunk came from |
+| `vector` | the embedding, float32 |
+
+Why LanceDB (measured in benchmarks/README.md, "Vector store"): re-indexing a document is one
+`merge_insert` that updates, inserts and deletes in a single commit, so a crash leaves the
+document old or new, never mixed or empty; Chroma needs a delete and an add, two commits.
+LanceDB sends no telemetry (its OpenTelemetry bridge is opt-in).
+
+Install: `pip install -r requirements-store.txt` (or `make setup-store`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from course_lib.chunking import Chunk, markdown_sections
+
+__all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "Hit", "StoreRow", "chunk_rows"]
+
+INSTALL_HINT = "pip install -r requirements-store.txt   (or: make setup-store)"
+TABLE = "chunks"
+HEADING_SEPARATOR = " > "
+FILTER_COLUMNS = ("doc_id", "chunk_index", "heading_path", "strategy", "model", "doc_sha256")
+_ANN_KINDS = ("IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT")
+
+
+def _lancedb():
+    try:
+        import lancedb
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"course_lib.store needs LanceDB, an optional extra: {INSTALL_HINT}") from exc
+    return lancedb
+
+
+def _schema(dim: int):
+    import pyarrow as pa
+
+    return pa.schema([
+        pa.field("chunk_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("chunk_index", pa.int32(), nullable=False),
+        pa.field("start", pa.int64(), nullable=False),
+        pa.field("end", pa.int64(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("heading_path", pa.string(), nullable=False),
+        pa.field("strategy", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("doc_sha256", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
+    ])
+
+
+@dataclass(frozen=True)
+class StoreRow:
+    """One chunk ready to store: its place in the source, its metadata and its vector."""
+
+    doc_id: str
+    chunk_index: int
+    start: int
+    end: int
+    text: str
+    heading_path: str
+    strategy: str
+    model: str
+    doc_sha256: str
+    vector: np.ndarray
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.doc_id}#{self.chunk_index}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the chunk, where it comes from, and its cosine similarity."""
+
+    doc_id: str
+    chunk_index: int
+    start: int
+    end: int
+    text: str
+    heading_path: str
+    strategy: str
+    model: str
+    score: float
+
+    @property
+    def citation(self) -> str:
+        """Where to check the chunk: `doc_id[start:end]`, plus the heading path if any."""
+        where = f"{self.doc_id}[{self.start}:{self.end}]"
+        return f"{where} ({self.heading_path})" if self.heading_path else where
+
+
+def _check_doc_id(doc_id: Any) -> str:
+    if not isinstance(doc_id, str):
+        raise TypeError(f"doc_id must be a str, not {type(doc_id).__name__}")
+    if not doc_id or "#" in doc_id:
+        raise ValueError(f"doc_id={doc_id!r}: use a non-empty id without '#' (the store keys chunks as doc_id#index)")
+    return doc_id
+
+
+def _heading_path(sections: list[tuple[int, int, list[str]]], chunk: Chunk) -> str:
+    if "headings" in chunk.metadata:
+        return HEADING_SEPARATOR.join(chunk.metadata["headings"])
+    for start, end, path in sections:
+        if start <= chunk.start < end:
+            return HEADING_SEPARATOR.join(path)
+    return ""
+
+
+def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
+               strategy: str, model: str) -> list[StoreRow]:
+    """The rows `ChunkStore.reindex` writes for one document's chunks and their vectors.
+
+    Checks that every chunk's offsets point at its text in `text` and that there is one
+    vector a chunk; the heading path comes from the chunk's `metadata["headings"]` or else
+    from the Markdown section the chunk starts in (notebook 12, section 1).
+    """
+    _check_doc_id(doc_id)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be the document as a str, not {type(text).__name__}")
+    for name, value in (("strategy", strategy), ("model", model)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name}={value!r}: name it, e.g. strategy='recursive:256', model='all-MiniLM-L6-v2'")
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or len(vectors) != len(chunks):
+        raise ValueError(f"vectors has shape {vectors.shape} for {len(chunks)} chunks; pass one row per chunk")
+    for i, c in enumerate(chunks):
+        if not isinstance(c, Chunk):
+            raise TypeError(f"chunks[{i}] must be a Chunk, not {type(c).__name__}")
+        if text[c.start:c.end] != c.text:
+            raise ValueError(f"chunks[{i}] says [{c.start}:{c.end}] but the document has other text there; "
+                             "chunk this very text (offsets must point back to the source)")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    sections = markdown_sections(text) if text.strip() else []
+    return [StoreRow(doc_id, i, c.start, c.end, c.text, _heading_path(sections, c), strategy, model, digest, v)
+            for i, (c, v) in enumerate(zip(chunks, vectors))]
+
+
+def _sql_literal(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, np.integer)):
+        raise TypeError(f"filter value {value!r} must be a str or an int")
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(int(value))
+
+
+def _where(filters: Mapping[str, Any] | None) -> str | None:
+    """SQL for equality filters: {"doc_id": "a"} or a list of allowed values {"doc_id": ["a", "b"]}."""
+    if not filters:
+        return None
+    if not isinstance(filters, Mapping):
+        raise TypeError("where must be a dict column -> value (or list of values)")
+    clauses = []
+    for column, value in filters.items():
+        if column not in FILTER_COLUMNS:
+            raise ValueError(f"cannot filter on {column!r}; filter on one of {list(FILTER_COLUMNS)}")
+        if isinstance(value, (list, tuple, set, frozenset)):
+            if not value:
+                raise ValueError(f"where[{column!r}] is an empty list: nothing could match; drop the filter")
+            values = sorted(value, key=repr)
+            clauses.append(f"`{column}` IN ({', '.join(_sql_literal(v) for v in values)})")
+        else:
+            clauses.append(f"`{column}` = {_sql_literal(value)}")
+    return " AND ".join(clauses)
+
+
+class ChunkStore:
+    """A folder on disk holding one LanceDB table of chunks (notebook 12, sections 1-3).
+
+    `ChunkStore(path, dim)` opens the table, creating it if missing. Vectors are compared by
+    cosine similarity. Without an ANN index, `search` scans every vector (exact); after
+    `build_ann_index` it searches the index (approximate).
+    """
+
+    def __init__(self, path: str | Path, dim: int):
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim={dim!r}: pass the embedding dimension, e.g. 384 for all-MiniLM-L6-v2")
+        self.path = Path(path)
+        self.dim = dim
+        self._db = _lancedb().connect(str(self.path))
+        if TABLE in self._db.list_tables().tables:
+            self._table = self._db.open_table(TABLE)
+            stored = self._table.schema.field("vector").type.list_size
+            if stored != dim:
+                raise ValueError(f"{self.path} stores {stored}-dimensional vectors, not {dim}; "
+                                 "open it with the same dim or use another folder")
+        else:
+            self._table = self._db.create_table(TABLE, schema=_schema(dim))
+
+    def __len__(self) -> int:
+        return self._table.count_rows()
+
+    @property
+    def version(self) -> int:
+        """The table's commit number: every write that succeeds adds one."""
+        return self._table.version
+
+    def _records(self, rows: Sequence[StoreRow]):
+        import pyarrow as pa
+
+        vectors = np.stack([r.vector for r in rows]).astype(np.float32) if rows else np.empty((0, self.dim), np.float32)
+        if vectors.shape[1] != self.dim:
+            raise ValueError(f"vectors have dimension {vectors.shape[1]}; this store holds {self.dim}")
+        columns = {name: [getattr(r, name) for r in rows] for name in _schema(self.dim).names if name != "vector"}
+        columns["chunk_id"] = [r.chunk_id for r in rows]
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), self.dim)
+        return pa.table(columns, schema=_schema(self.dim))
+
+    def reindex(self, doc_id: str, rows: Sequence[StoreRow]) -> int:
+        """Replace every chunk of `doc_id` with `rows` in ONE commit; return the number written.
+
+        One `merge_insert` keyed on `chunk_id` updates the chunks that still exist, inserts the
+        new ones and deletes this document's chunks that are gone. Readers and a crash see
+        the document either as it was or as it is now, never half-updated or empty
+        (notebook 12, section 2). Other documents are not touched. `rows=[]` removes the document.
+        """
+        doc_id = _check_doc_id(doc_id)
+        for r in rows:
+            if r.doc_id != doc_id:
+                raise ValueError(f"a row of {r.doc_id!r} was passed to reindex({doc_id!r}); one document per call")
+        (self._table.merge_insert("chunk_id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(f"doc_id = {_sql_literal(doc_id)}")
+            .execute(self._records(rows)))
+        return len(rows)
+
+    def add(self, rows: Sequence[StoreRow]) -> int:
+        """Append rows of documents not yet in the store, in one commit (a bulk load).
+
+        Use `reindex` for a document that may already be there: `add` does not check for
+        duplicates, to stay fast when loading many new documents at once.
+        """
+        if rows:
+            self._table.add(self._records(rows))
+        return len(rows)
+
+    def document_ids(self) -> list[str]:
+        """The ids of the stored documents, sorted."""
+        return sorted(set(self._table.to_arrow().column("doc_id").to_pylist()))
+
+    def chunks_of(self, doc_id: str) -> list[dict]:
+        """A document's stored chunks (every column but the vector), in chunk order."""
+        rows = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
+                .select(["chunk_index", "start", "end", "text", "heading_path", "strategy", "model", "doc_sha256"])
+                .limit(None).to_arrow().to_pylist())
+        return sorted(rows, key=lambda r: r["chunk_index"])
+
+    def build_ann_index(self, kind: str = "IVF_PQ", *, num_partitions: int, num_sub_vectors: int | None = None,
+                        m: int = 20, ef_construction: int = 300) -> None:
+        """Build an approximate index over the vectors (cosine), replacing any previous one.
+
+        `kind` "IVF_PQ": `num_partitions` k-means cells, each vector compressed to
+        `num_sub_vectors` bytes (8-bit product quantization); "IVF_HNSW_SQ": an HNSW graph
+        (`m` links a node, `ef_construction`) inside each cell over 8-bit scalar-quantized
+        vectors; "IVF_FLAT": cells only. Rows written later are searched exactly until the
+        index is rebuilt (notebook 12, section 3).
+        """
+        if kind not in _ANN_KINDS:
+            raise ValueError(f"kind={kind!r}; use one of {list(_ANN_KINDS)}")
+        if len(self) < 256:
+            raise ValueError(f"the store holds {len(self)} vectors; an ANN index needs at least 256 to train on "
+                             "(search a small store exactly, without an index)")
+        options: dict[str, Any] = {"metric": "cosine", "num_partitions": num_partitions, "index_type": kind}
+        if kind == "IVF_PQ":
+            if num_sub_vectors is None or self.dim % num_sub_vectors:
+                raise ValueError(f"num_sub_vectors={num_sub_vectors!r} must divide dim={self.dim}, e.g. 48 for 384")
+            options["num_sub_vectors"] = num_sub_vectors
+        if kind == "IVF_HNSW_SQ":
+            options.update(m=m, ef_construction=ef_construction)
+        self._table.create_index(vector_column_name="vector", replace=True, **options)
+
+    def search(self, query: Any, k: int = 5, *, where: Mapping[str, Any] | None = None,
+               exact: bool = False, nprobes: int | None = None, refine_factor: int | None = None,
+               ef: int | None = None) -> list[Hit]:
+        """The `k` chunks most similar to `query` (a vector), best first, filtered by `where`.
+
+        `where` maps a metadata column to a value or a list of values, e.g.
+        `{"doc_id": "handbook", "strategy": "recursive:256"}`; the filter applies before the
+        search, so `k` results come back whenever `k` chunks match. `exact=True` scans every
+        vector even if an index exists. With an index, `nprobes` (cells searched), `refine_factor`
+        (re-score `k * refine_factor` candidates with the full vectors) and `ef` (HNSW) trade
+        speed for recall. Each hit carries its citation (notebook 12, section 1).
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k={k!r}: ask for at least one result, e.g. k=5")
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape != (self.dim,):
+            raise ValueError(f"query has shape {q.shape}; pass one vector of dimension {self.dim}")
+        builder = self._table.search(q, vector_column_name="vector").distance_type("cosine").limit(k)
+        clause = _where(where)
+        if clause:
+            builder = builder.where(clause, prefilter=True)
+        if exact:
+            builder = builder.bypass_vector_index()
+        if nprobes is not None:
+            builder = builder.nprobes(nprobes)
+        if refine_factor is not None:
+            builder = builder.refine_factor(refine_factor)
+        if ef is not None:
+            builder = builder.ef(ef)
+        table = builder.select(["doc_id", "chunk_index", "start", "end", "text", "heading_path", "strategy",
+                                "model", "_distance"]).to_arrow()
+        hits = [Hit(score=float(1.0 - row.pop("_distance")), **row) for row in table.to_pylist()]
+        return sorted(hits, key=lambda h: (-round(h.score, 6), h.doc_id, h.chunk_index))
+
