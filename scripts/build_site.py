@@ -23,10 +23,9 @@ from pathlib import Path
 
 import jinja2
 import nbformat
+from build_student_edition import course_notebooks, empty_output_folder
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
-
-from build_student_edition import course_notebooks, empty_output_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "site"

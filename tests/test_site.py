@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import build_site  # noqa: E402
+import build_site
 
 
 def _png_outputs(path: Path) -> int:
