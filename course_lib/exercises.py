@@ -34,7 +34,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NOT_SOLVED", "SelfCheckError", "attempt", "check_function", "check_true", "check_value"]
+__all__ = ["NOT_SOLVED", "SelfCheckError", "attempt", "check_function", "check_problems", "check_true", "check_value"]
 
 Hint = str | Sequence[str] | None
 
@@ -218,4 +218,23 @@ def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: 
         return _not_solved(exercise, "your function")
     if not condition:
         raise _fail(exercise, problem() if callable(problem) else problem, hint)
+    return _passed(exercise)
+
+
+def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *, hint: Hint = None) -> bool:
+    """Check a solution against rules: `find_problems()` lists what breaks them (nothing: solved).
+
+    Meant for answers with many right forms (a list of chunks, a set of separators): each problem is a
+    sentence a learner can act on, such as "chunk 3 ends with the heading '## Setup'". The first three are
+    shown. A stub met inside `find_problems` reports the exercise as not solved yet.
+    """
+    try:
+        problems = [str(p) for p in find_problems()]
+    except NotImplementedError:
+        return _not_solved(exercise, "your function")
+    except Exception as exc:  # noqa: BLE001 (the learner's code failed inside the check)
+        raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise _fail(exercise, "; ".join(problems[:3]) + more + ".", hint)
     return _passed(exercise)

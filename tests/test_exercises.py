@@ -19,6 +19,7 @@ from course_lib.exercises import (
     _same,
     attempt,
     check_function,
+    check_problems,
     check_true,
     check_value,
 )
@@ -213,3 +214,14 @@ def test_ipython_shows_the_message_not_a_traceback(name, capsys):
     assert f"✗ {name} is not solved yet" in shown and "Hint: try again" in shown
     assert "Traceback" not in shown and "exercises.py" not in shown
     assert exercises.SelfCheckError("a\nb")._render_traceback_() == ["a", "b"]
+
+
+def test_check_problems_lists_what_breaks_the_rules(name, capsys):
+    assert check_problems(name, list, hint="h") is True
+    assert check_problems(name, lambda: stub() or [], hint="h") is False
+    with pytest.raises(SelfCheckError, match=r"chunk 1 is empty; chunk 2 is too long; a \(and 2 more\)\.") as caught:
+        check_problems(name, lambda: ["chunk 1 is empty", "chunk 2 is too long", "a", "b", "c"], hint="h")
+    assert "Hint: h" in str(caught.value)
+    with pytest.raises(SelfCheckError, match="raised KeyError"):
+        check_problems(name, lambda: {}["x"], hint="h")
+    assert "not solved yet" in capsys.readouterr().out
