@@ -27,6 +27,25 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "METRIC_NAMES",
+    "SpanScores",
+    "VectorIndex",
+    "budget_cutoff",
+    "mrr",
+    "ndcg_at_k",
+    "precision_omega",
+    "recall_at_k",
+    "reciprocal_rank",
+    "span_scores",
+    "summarize",
+]
+
+# The names every results file and comparison uses, each stored as a fraction in [0, 1]
+# (percent only in tables for people): recall_at_k = share of questions with a relevant
+# chunk in the top k; mrr; ndcg_at_10; and Chroma's span metrics.
+METRIC_NAMES: tuple[str, ...] = ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou")
+
 # ---------------------------------------------------------------------------
 # Ranking metrics
 # ---------------------------------------------------------------------------
@@ -117,6 +136,33 @@ def ndcg_at_k(ranking: Sequence[Hashable], relevance: Mapping[Hashable, float] |
         raise ValueError("relevance has no grade above 0: nDCG is undefined; leave out queries with nothing relevant")
     gains = [grades.get(item, 0.0) for item in ranking[:k]]
     return float(np.dot(gains, discounts[: len(gains)])) / idcg
+
+
+def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
+    """How many ranked chunks fit a retrieved-token budget: take them in rank order until
+    the next one would pass `budget`, but always at least one.
+
+    `token_counts[i]` is the size of the chunk at rank i (cl100k_base tokens, as `budget`).
+    Comparing chunkers at equal k favours big chunks; at an equal budget every chunker
+    hands the reader the same amount of text.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
+    if budget < 1:
+        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
+    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
+        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+    counts = list(token_counts)
+    if not counts:
+        raise ValueError("token_counts is empty: nothing was retrieved; pass at least one chunk's size")
+    total = 0
+    for i, n in enumerate(counts):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"token_counts[{i}] = {n!r}: each count must be an int >= 0")
+        total += int(n)
+        if total > budget:
+            return max(i, 1)
+    return len(counts)
 
 
 # ---------------------------------------------------------------------------

