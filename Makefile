@@ -15,7 +15,7 @@ ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench clean
+.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench setup-store clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,9 @@ browser-check: $(STAMP)  ## open notebooks in JupyterLab in headless Chromium (n
 bench: $(STAMP)  ## chunker speed against peers (installs the optional peers first)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/bench_chunkers.py
+
+setup-store: $(STAMP)  ## the optional extra of notebook 12: LanceDB vector store, Dask batch engine
+	$(BIN)/python -m pip install --quiet -r requirements-store.txt
 
 clean:
 	rm -rf $(VENV) build

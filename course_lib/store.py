@@ -235,14 +235,24 @@ class ChunkStore:
         the document either as it was or as it is now, never half-updated or empty
         (notebook 12, section 2). Other documents are not touched. `rows=[]` removes the document.
         """
-        doc_id = _check_doc_id(doc_id)
-        for r in rows:
-            if r.doc_id != doc_id:
-                raise ValueError(f"a row of {r.doc_id!r} was passed to reindex({doc_id!r}); one document per call")
+        return self.reindex_documents({doc_id: rows})
+
+    def reindex_documents(self, rows_by_doc: Mapping[str, Sequence[StoreRow]]) -> int:
+        """`reindex` for several documents at once, still in ONE commit (the batch job's write)."""
+        if not isinstance(rows_by_doc, Mapping) or not rows_by_doc:
+            raise ValueError("rows_by_doc must be a non-empty dict doc_id -> rows (rows may be [] to remove it)")
+        rows = []
+        for doc_id, doc_rows in rows_by_doc.items():
+            _check_doc_id(doc_id)
+            for r in doc_rows:
+                if r.doc_id != doc_id:
+                    raise ValueError(f"a row of {r.doc_id!r} was passed as a row of {doc_id!r}")
+            rows += doc_rows
+        ids = ", ".join(_sql_literal(d) for d in sorted(rows_by_doc))
         (self._table.merge_insert("chunk_id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(f"doc_id = {_sql_literal(doc_id)}")
+            .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
             .execute(self._records(rows)))
         return len(rows)
 

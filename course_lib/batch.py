@@ -1,0 +1,174 @@
+"""Read -> chunk -> embed -> store, as a batch job on Dask (one machine or a cluster).
+
+Notebook 12, section 4, teaches this module. The job splits the documents into partitions;
+Dask runs `embed_partition` (chunk every document of a partition, embed its chunks) on its
+workers, each worker a process with one thread that loads the model once and keeps it;
+the driver writes each finished partition to the `ChunkStore` in one commit, in partition
+order, and reports progress.
+
+The same code runs on a cluster: start `dask scheduler` on one machine and
+`dask worker tcp://SCHEDULER:8786 --nworkers 2 --nthreads 1` on each of the others (each
+with this repository installed), then pass `Client("tcp://SCHEDULER:8786")` as `client`.
+The store's folder must be reachable from the driver (a local disk, or object storage:
+LanceDB accepts `s3://` paths).
+
+Why Dask rather than Ray (measured in benchmarks/README.md, "Batch job"): 28 MB installed
+against a 79 MB wheel for Ray alone, and a local cluster that starts in about a second on 2 cores.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from course_lib.chunking import Chunk
+from course_lib.store import StoreRow, chunk_rows
+
+if TYPE_CHECKING:
+    from course_lib.store import ChunkStore
+
+__all__ = ["BatchReport", "Document", "MiniLMEmbedder", "chunk_partition", "embed_partition", "local_client",
+           "partition", "run_batch"]
+
+Chunker = Callable[[str], list[Chunk]]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document: a stable id and its full text."""
+
+    doc_id: str
+    text: str
+
+
+@cache
+def _model(max_seq_length: int, threads: int):
+    import torch
+
+    from course_lib.models import load_embedding_model
+
+    torch.set_num_threads(threads)
+    return load_embedding_model(max_seq_length)
+
+
+@dataclass(frozen=True)
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 as the job's embedder: `mode` "naive" (each chunk alone) or "late".
+
+    The object is small and picklable; each worker process loads the model the first time
+    it is called and keeps it for every later partition (notebook 12, section 4).
+    """
+
+    mode: str = "naive"
+    max_seq_length: int = 256
+    threads: int = 1
+    dim: int = 384
+
+    def __post_init__(self):
+        if self.mode not in ("naive", "late"):
+            raise ValueError(f'mode={self.mode!r}; use "naive" or "late"')
+
+    @property
+    def name(self) -> str:
+        return "all-MiniLM-L6-v2" + ("/late" if self.mode == "late" else "")
+
+    def __call__(self, text: str, chunks: Sequence[Chunk]) -> np.ndarray:
+        from course_lib.late import late_chunk_embeddings, naive_chunk_embeddings
+
+        model = _model(self.max_seq_length, self.threads)
+        if self.mode == "late":
+            return late_chunk_embeddings(model, text, chunks)
+        return naive_chunk_embeddings(model, chunks)
+
+
+def partition(documents: Iterable[Document], n_partitions: int) -> list[list[Document]]:
+    """Deal the documents into `n_partitions` lists of nearly equal total length (longest first)."""
+    if isinstance(n_partitions, bool) or not isinstance(n_partitions, int) or n_partitions < 1:
+        raise ValueError(f"n_partitions={n_partitions!r}: use a positive int, e.g. 4 per worker")
+    docs = list(documents)
+    ids = [d.doc_id for d in docs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("two documents share an id; give every document a distinct doc_id")
+    parts: list[list[Document]] = [[] for _ in range(min(n_partitions, len(docs)))]
+    sizes = [0] * len(parts)
+    for doc in sorted(docs, key=lambda d: (-len(d.text), d.doc_id)):
+        i = sizes.index(min(sizes))
+        parts[i].append(doc)
+        sizes[i] += len(doc.text)
+    return parts
+
+
+def chunk_partition(docs: Sequence[Document], chunker: Chunker) -> list[tuple[Document, list[Chunk]]]:
+    """The chunking stage of the job: each document with its chunks."""
+    return [(doc, chunker(doc.text)) for doc in docs]
+
+
+def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callable, *,
+                    strategy: str) -> dict[str, list[StoreRow]]:
+    """Chunk and embed one partition on a worker: doc_id -> the rows to store (notebook 12, section 4)."""
+    out = {}
+    for doc, chunks in chunk_partition(docs, chunker):
+        vectors = embedder(doc.text, chunks) if chunks else np.empty((0, embedder.dim), np.float32)
+        out[doc.doc_id] = chunk_rows(doc.doc_id, doc.text, chunks, vectors, strategy=strategy, model=embedder.name)
+    return out
+
+
+def local_client(n_workers: int):
+    """A Dask client on a local cluster: `n_workers` processes of one thread, logs kept quiet."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.ERROR)
+    return Client(cluster)
+
+
+@dataclass
+class BatchReport:
+    """What a run did: documents, chunks, characters, seconds, and per-partition progress lines."""
+
+    documents: int = 0
+    chunks: int = 0
+    characters: int = 0
+    seconds: float = 0.0
+    progress: list[str] = field(default_factory=list)
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.characters / 1e6 / self.seconds if self.seconds else 0.0
+
+
+def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chunker, strategy: str,
+              embedder: Callable, client: Any, partitions_per_worker: int = 4,
+              progress: Callable[[str], Any] | None = print) -> BatchReport:
+    """Chunk, embed and store `documents` with Dask; return a `BatchReport` (notebook 12, section 4).
+
+    `client` is a `distributed.Client` (`local_client(2)` here, or one connected to a cluster's
+    scheduler). `chunker` maps a text to `Chunk`s and `strategy` names it for the store
+    (e.g. `functools.partial(recursive_chunks, size=256)` and `"recursive:256"`); `embedder`
+    maps `(text, chunks)` to one vector a chunk and has `name` and `dim` (`MiniLMEmbedder`).
+    Each partition is written in one commit as soon as it and those before it are done, so
+    a failed run leaves whole partitions stored and can simply be run again.
+    """
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    parts = partition(documents, n_workers * partitions_per_worker)
+    report = BatchReport()
+    began = time.perf_counter()
+    futures = client.map(embed_partition, parts, chunker=chunker, embedder=embedder, strategy=strategy, pure=False)
+    for i, (part, future) in enumerate(zip(parts, futures), start=1):
+        rows_by_doc = future.result()
+        report.chunks += store.reindex_documents(rows_by_doc)
+        report.documents += len(part)
+        report.characters += sum(len(d.text) for d in part)
+        line = f"partition {i}/{len(parts)}: {report.documents} documents, {report.chunks} chunks stored"
+        report.progress.append(line)
+        if progress is not None:
+            progress(line)
+    report.seconds = time.perf_counter() - began
+    return report
