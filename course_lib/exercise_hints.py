@@ -10,4 +10,94 @@ from __future__ import annotations
 __all__ = ["HINTS"]
 
 HINTS: dict[str, tuple[str, ...]] = {
+    # notebooks/00_start_here.ipynb
+    "Exercise 0.1": (
+        "Show your chunks (show_chunks(text, my_chunks(text))) and read the last line of each: a heading "
+        "there belongs to the next chunk. Changing `size` alone rarely fixes it.",
+        "The default separators know paragraphs and sentences, not headings. Print SEPARATORS: one preset "
+        "cuts before lines that start with '#'. Try it at a few sizes: the merge step can still glue a short "
+        "heading to the chunk before it when both fit.",
+        'recursive_chunks(text, 60, separators="markdown") passes (at 40 or 50 tokens it does not); '
+        "markdown_chunks, which keeps every section apart (notebook 07), passes at any size.",
+    ),
+    # notebooks/01_why_chunking.ipynb
+    "Exercise 1.1": (
+        "Count the model's own tokens (WordPiece), not characters or cl100k_base tokens, and remember the "
+        "two special tokens the model adds around every input.",
+        "len(m.tokenizer(text, add_special_tokens=False)['input_ids']) + 2 must be at most m.max_seq_length.",
+    ),
+    "Exercise 1.2": (
+        "Turn the budget into tokens first: cost = tokens per question x 30,000 x price / 1,000,000. Then "
+        "measure each k: the mean tokens sent, and for how many questions the top k hold reference text.",
+        "Rank the chunks once (np.argsort(-(question_vecs @ chunk_vecs.T), axis=1)); for k = 1, 2, ... add "
+        "the n_tokens of row[:k] and test overlaps(chunks[i], q['references']) for i in row[:k].",
+        "Keep the affordable k with the most questions found; stop at the first k whose mean cost passes the "
+        "budget (the cost only grows with k).",
+    ),
+    "Exercise 1.3": (
+        "The best chunk is the one whose vector has the highest cosine similarity with the question's vector.",
+        "The vectors are normalised, so a dot product is the cosine: vectors @ embed([question])[0] gives one "
+        "score per chunk; return chunks[int(np.argmax(scores))].",
+    ),
+    # notebooks/02_tokens_vs_characters.ipynb
+    "Exercise 2.1": (
+        "It is one ratio for the whole set: total characters over total tokens, not the mean of per-line ratios.",
+        "Add up len(line) over all lines, add up len(get_encoding(tokenizer).encode_ordinary(line)) over all "
+        "lines, then divide.",
+    ),
+    "Exercise 2.2": (
+        "For each item, how many times the chars / 4 estimate does the true count need? Then take the share "
+        "`coverage` of those factors.",
+        "needed = tokens / (chars / 4); return np.quantile(needed, coverage) - 1.",
+    ),
+    "Exercise 2.3": (
+        "Words of plain prose are cheap for cl100k_base; what is rare in its training text costs more tokens.",
+        "Use codes with digits and separators (4471-09-B/22), legal references (RD 842/2002) and decimals.",
+    ),
+    # notebooks/03_fixed_size_and_overlap.ipynb
+    "Exercise 3.1": (
+        "Look at the two characters on either side of each cut; the ends of the text never split anything.",
+        "A cut at p splits a word when 0 < p < len(text) and text[p - 1] and text[p] are both letters or "
+        "digits (str.isalnum).",
+    ),
+    "Exercise 3.2": (
+        "Build the spans one at a time: each starts where the last one ended. Only the end of a window needs "
+        "care, when it falls between two letters.",
+        "end = min(start + size, len(text)); if text[end - 1] and text[end] are both letters or digits, move "
+        "end to text.rfind(' ', start, end) + 1, unless that space is at `start` or missing.",
+    ),
+    "Exercise 3.3": (
+        "Try overlaps from 0 upwards and stop at the first that works.",
+        "for m in range(size): if any chunk c of fixed_size_chunks(text, size, m) has claim in c.text and "
+        "exception in c.text, return m.",
+    ),
+    # notebooks/04_recursive_splitting.ipynb
+    "Exercise 4.1": (
+        "Walk through the counts once, keeping a running total for the chunk being built.",
+        "If adding the next count would pass `size`, close the chunk (count it) and start a new one with that "
+        "piece. Do not forget the last chunk, and an empty list gives 0.",
+    ),
+    "Exercise 4.2": (
+        "Which boundaries are strongest in an ordinance? Put them first in your list, and keep the prose "
+        "separators at the end for what is left.",
+        "A line break followed by a heading is a boundary; a lookahead keeps the heading in the next chunk: "
+        "r'\\n(?=CAPÍTULO )'.",
+        "r'\\n(?=CAPÍTULO )', then r'\\n(?=(?:Artículo \\d+|Disposición)\\b)', then *SEPARATORS['prose'].",
+    ),
+    "Exercise 4.3": (
+        "This is the merge step of section 3 with sentences as the pieces: extend the current group or start "
+        "a new one.",
+        "Loop over split_sentences(text, language); extend the last span to the sentence's end if "
+        "count_tokens(text[last_start:sentence_end]) <= max_tokens, otherwise start a new span.",
+    ),
+    "Exercise 4.4": (
+        "The message says which rule breaks. Compare the port's chunks with the source: where does each "
+        "chunk's text really start, what is on the last line of a chunk before a heading, and what does the "
+        "loop do once a window has reached the end of the text?",
+        "Three fixes: record the offset after trim() (start plus the whitespace strip() removed); cut a "
+        "heading separator right after its newline so '## ' starts the next chunk; stop the loop when a "
+        "window reaches the end of the text (and never let the next start fall back).",
+        "Search a separator only inside the window, text.rfind(sep, start, end), so no chunk passes "
+        "chunk_size; then end = split_at + 1 for '\\n#...' separators, else split_at + len(sep).",
+    ),
 }

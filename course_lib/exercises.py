@@ -11,9 +11,9 @@ Every exercise in the course has the same shape (CONTRIBUTING.md, "Exercises"):
 
 How a check behaves:
 
-- **Solved**: prints `✓ ...` and returns True.
+- **Solved**: prints `✓ ...` and returns a true `Outcome` (which displays nothing).
 - **Not attempted** (the learner's function still raises `NotImplementedError`, the stub of the student
-  edition): prints "not solved yet" and returns False *without raising*, so Run All goes on to the end
+  edition): prints "not solved yet" and returns a false `Outcome` *without raising*, so Run All goes on to the end
   of the notebook. Cells after a check must not need the stub's result: guard them with
   `if check_...(...):`.
 - **Wrong**: raises `SelfCheckError`. IPython shows it as plain text (the problem and the hints), not as
@@ -34,7 +34,8 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NOT_SOLVED", "SelfCheckError", "attempt", "check_function", "check_problems", "check_true", "check_value"]
+__all__ = ["NOT_SOLVED", "Outcome", "SelfCheckError", "attempt", "check_function", "check_problems", "check_true",
+           "check_value"]
 
 Hint = str | Sequence[str] | None
 
@@ -58,6 +59,26 @@ class _NotSolved:
 
 
 NOT_SOLVED = _NotSolved()
+
+
+class Outcome:
+    """What a check returns: true when solved, so `if check_...(...):` guards the cells after it.
+
+    It shows nothing as a cell's last value (the check has already printed its line), so a check cell's
+    output is the same whether or not its result is used.
+    """
+
+    def __init__(self, solved: bool) -> None:
+        self.solved = solved
+
+    def __bool__(self) -> bool:
+        return self.solved
+
+    def __repr__(self) -> str:
+        return "solved" if self.solved else "not solved yet"
+
+    def _ipython_display_(self) -> None:
+        """Display nothing in IPython."""
 _failures: dict[str, int] = {}  # exercise -> wrong tries so far in this kernel
 
 
@@ -95,16 +116,16 @@ def _fail(exercise: str, problem: str, hint: Hint) -> SelfCheckError:
     return SelfCheckError("\n".join(lines))
 
 
-def _not_solved(exercise: str, what: str) -> bool:
+def _not_solved(exercise: str, what: str) -> Outcome:
     print(f"… {exercise}: not solved yet ({what} still raises NotImplementedError). Replace that line with "
           "your solution and run this cell again.")
-    return False
+    return Outcome(False)
 
 
-def _passed(exercise: str, detail: str = "correct.") -> bool:
+def _passed(exercise: str, detail: str = "correct.") -> Outcome:
     _failures.pop(exercise, None)
     print(f"✓ {exercise}: {detail}")
-    return True
+    return Outcome(True)
 
 
 def _is_bool(x: Any) -> bool:
@@ -148,7 +169,7 @@ def _check_tolerances(rel_tol: float | None, abs_tol: float) -> None:
 
 
 def check_value(exercise: str, got: Any, expected: Any, *, hint: Hint = None, rel_tol: float | None = None,
-                abs_tol: float = 0.0) -> bool:
+                abs_tol: float = 0.0) -> Outcome:
     """Check one answer; numbers only need to be within `rel_tol` (relative) or `abs_tol` (absolute).
 
     `got` may be `NOT_SOLVED` (from `attempt`), which reports the exercise as not solved yet.
@@ -180,7 +201,7 @@ def check_function(
     hint: Hint = None,
     rel_tol: float | None = None,
     abs_tol: float = 0.0,
-) -> bool:
+) -> Outcome:
     """Call `fn(*args)` for each `(args, expected)` case and compare the results."""
     _check_tolerances(rel_tol, abs_tol)
     cases = list(cases)
@@ -191,7 +212,7 @@ def check_function(
             got = fn(*args)
         except NotImplementedError:
             return _not_solved(exercise, f"`{name}`")
-        except Exception as exc:  # noqa: BLE001 (the learner's code failed: say how and where, keep the hints)
+        except Exception as exc:  # the learner's code failed: say how and where, keep the hints
             raise _fail(exercise, f"`{name}({shown})` raised {type(exc).__name__}: {exc}{_where(exc)}",
                         hint) from None
         if not _same(got, expected, rel_tol, abs_tol):
@@ -200,7 +221,7 @@ def check_function(
 
 
 def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: str | Callable[[], str],
-               hint: Hint = None) -> bool:
+               hint: Hint = None) -> Outcome:
     """Check a condition that has no single expected value; `problem` says what failed.
 
     `condition` may be a function of no arguments, called here: if it meets a stub (NotImplementedError)
@@ -212,7 +233,7 @@ def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: 
             condition = condition()
         except NotImplementedError:
             return _not_solved(exercise, "your function")
-        except Exception as exc:  # noqa: BLE001 (the learner's code failed inside the check)
+        except Exception as exc:  # the learner's code failed inside the check
             raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
     if condition is NOT_SOLVED:
         return _not_solved(exercise, "your function")
@@ -221,7 +242,7 @@ def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: 
     return _passed(exercise)
 
 
-def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *, hint: Hint = None) -> bool:
+def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *, hint: Hint = None) -> Outcome:
     """Check a solution against rules: `find_problems()` lists what breaks them (nothing: solved).
 
     Meant for answers with many right forms (a list of chunks, a set of separators): each problem is a
@@ -232,7 +253,7 @@ def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *,
         problems = [str(p) for p in find_problems()]
     except NotImplementedError:
         return _not_solved(exercise, "your function")
-    except Exception as exc:  # noqa: BLE001 (the learner's code failed inside the check)
+    except Exception as exc:  # the learner's code failed inside the check
         raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""

@@ -98,18 +98,18 @@ def test_bad_tolerances_are_errors(name):
 # --- passing, failing and not-yet-solved ----------------------------------------------------------
 
 def test_a_right_answer_prints_a_tick_and_returns_true(name, capsys):
-    assert check_value(name, 4, 4, hint="h") is True
-    assert check_function(name, lambda x: x * 2, [((1,), 2), ((2,), 4)], hint="h") is True
-    assert check_true(name, True, problem="p", hint="h") is True
+    assert bool(check_value(name, 4, 4, hint="h")) is True
+    assert bool(check_function(name, lambda x: x * 2, [((1,), 2), ((2,), 4)], hint="h")) is True
+    assert bool(check_true(name, True, problem="p", hint="h")) is True
     out = capsys.readouterr().out
     assert out.count(f"✓ {name}") == 3 and "all 2 checks passed" in out
 
 
 def test_a_stub_is_reported_without_raising(name, capsys):
-    assert check_function(name, stub, [((1,), 2)], hint="h") is False
-    assert check_value(name, attempt(stub, 1), 2, hint="h") is False
-    assert check_true(name, lambda: stub() == 2, problem="p", hint="h") is False
-    assert check_true(name, attempt(stub), problem="p", hint="h") is False
+    assert bool(check_function(name, stub, [((1,), 2)], hint="h")) is False
+    assert bool(check_value(name, attempt(stub, 1), 2, hint="h")) is False
+    assert bool(check_true(name, lambda: stub() == 2, problem="p", hint="h")) is False
+    assert bool(check_true(name, attempt(stub), problem="p", hint="h")) is False
     out = capsys.readouterr().out
     assert out.count(f"{name}: not solved yet") == 4 and "`stub` still raises NotImplementedError" in out
     assert "Hint" not in out, "no hint before the learner has tried"
@@ -217,11 +217,18 @@ def test_ipython_shows_the_message_not_a_traceback(name, capsys):
 
 
 def test_check_problems_lists_what_breaks_the_rules(name, capsys):
-    assert check_problems(name, list, hint="h") is True
-    assert check_problems(name, lambda: stub() or [], hint="h") is False
+    assert bool(check_problems(name, list, hint="h")) is True
+    assert bool(check_problems(name, lambda: stub() or [], hint="h")) is False
     with pytest.raises(SelfCheckError, match=r"chunk 1 is empty; chunk 2 is too long; a \(and 2 more\)\.") as caught:
         check_problems(name, lambda: ["chunk 1 is empty", "chunk 2 is too long", "a", "b", "c"], hint="h")
     assert "Hint: h" in str(caught.value)
     with pytest.raises(SelfCheckError, match="raised KeyError"):
         check_problems(name, lambda: {}["x"], hint="h")
     assert "not solved yet" in capsys.readouterr().out
+
+
+def test_a_check_shows_nothing_as_the_last_value_of_a_cell(name):
+    # a kernel sends no execute_result when the formatted data is empty: no "True" under the tick
+    shell = InteractiveShell.instance()
+    assert shell.display_formatter.format(check_value(name, 2, 2)) == ({}, {})
+    assert repr(check_value(name, 2, 2)) == "solved" and not exercises.Outcome(False)
