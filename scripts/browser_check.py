@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-
 from build_student_edition import COPY_IGNORE, folders_beside
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,27 +203,21 @@ RENDERED_KINDS = {  # what JupyterLab shows for each kind of output
 }
 
 
-def run_notebook_in_browser(notebook: Path, *, screenshot_dir: Path = SCREENSHOTS,
-                            run_timeout: float = 300) -> Report:
-    """Run `notebook` in JupyterLab in headless Chromium and check what the page shows; raise BrowserCheckError."""
-    notebook = notebook.resolve()
+@contextmanager
+def _notebook_page(notebook: Path, report: Report, screenshot_dir: Path) -> Iterator:
+    """JupyterLab over a copy of `notebook`'s folder, the notebook open in headless Chromium, its kernel idle.
+
+    Yields `(page, status)`, `status` being the status bar's "<kernel> | Idle" text. Requests to
+    anything but the local JupyterLab are blocked and listed in `report.blocked_requests`. On the
+    way out a screenshot is taken (also when the check failed).
+    """
     chromium = find_chromium()
     sync_playwright = import_playwright()
     stored = nbformat.read(notebook, as_version=4)
-    code = [cell for cell in stored.cells if cell.cell_type == "code"]
-    if not code:
-        raise BrowserCheckError(f"{notebook.name} has no code cell to run")
     kernel_name = stored.metadata.get("kernelspec", {}).get("name", "python3")
-    report = Report(notebook.name, code_cells=len(code))
     began = time.perf_counter()
-
-    def lap(name: str, since: float) -> float:
-        now = time.perf_counter()
-        report.timings[name] = round(now - since, 1)
-        return now
-
     with jupyterlab(notebook) as lab:
-        mark = lap("JupyterLab started", began)
+        report.timings["JupyterLab started"] = round(time.perf_counter() - began, 1)
         with urllib.request.urlopen(f"{lab.url}/api/kernelspecs?token={lab.token}", timeout=10) as response:
             specs = json.load(response)["kernelspecs"]
         if kernel_name not in specs:
@@ -245,37 +238,108 @@ def run_notebook_in_browser(notebook: Path, *, screenshot_dir: Path = SCREENSHOT
             context.route("**/*", local_only)
             page = context.new_page()
             try:
+                mark = time.perf_counter()
                 page.goto(f"{lab.url}/lab/tree/notebooks/{notebook.name}?token={lab.token}")
                 status = page.get_by_text(f"{display_name} | Idle")
                 status.wait_for(timeout=90_000)  # before this, a keypress would be lost
-                mark = lap("page and kernel ready", mark)
-
+                report.timings["page and kernel ready"] = round(time.perf_counter() - mark, 1)
                 cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
                 if cells.count() != len(stored.cells):
                     raise BrowserCheckError(f"the page shows {cells.count()} cells, "
                                             f"the notebook has {len(stored.cells)}")
-                cells.first.locator(".jp-Cell-inputWrapper").click()
-                page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell and selects the next
-                for _ in range(len(stored.cells) - 1):
-                    page.keyboard.press("Shift+Enter")
-                page.keyboard.press("Control+Enter")  # the last cell: run it without adding a new one
-                prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
-                deadline = time.monotonic() + run_timeout
-                while any("*" in text for text in prompts.all_inner_texts()) or not status.is_visible():
-                    if time.monotonic() > deadline:
-                        raise BrowserCheckError(f"the notebook was still running after {run_timeout:.0f} s")
-                    page.wait_for_timeout(250)
-                mark = lap("all cells run", mark)
-                _check_page(page, stored, report)
-                if _change_a_widget(page, report):
-                    lap("widget changed and view updated", mark)
+                yield page, status
             except BaseException:
                 with suppress(Exception):  # best effort: a picture of what went wrong; the error is what counts
                     _screenshot(page, notebook, screenshot_dir, report)
                 raise
             _screenshot(page, notebook, screenshot_dir, report)
             browser.close()
-    lap("total", began)
+    report.timings["total"] = round(time.perf_counter() - began, 1)
+
+
+def _wait_until_idle(page, status, what: str, timeout: float) -> None:
+    """Wait until no cell is queued or running (`[*]`) and the kernel is idle, twice in a row."""
+    prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 2:
+        busy = any("*" in text for text in prompts.all_inner_texts()) or not status.is_visible()
+        quiet = 0 if busy else quiet + 1
+        if time.monotonic() > deadline:
+            raise BrowserCheckError(f"{what}: still running after {timeout:.0f} s")
+        page.wait_for_timeout(250)
+
+
+def run_notebook_in_browser(notebook: Path, *, screenshot_dir: Path = SCREENSHOTS,
+                            run_timeout: float = 300) -> Report:
+    """Run `notebook` in JupyterLab in headless Chromium and check what the page shows; raise BrowserCheckError."""
+    notebook = notebook.resolve()
+    stored = nbformat.read(notebook, as_version=4)
+    code = [cell for cell in stored.cells if cell.cell_type == "code"]
+    if not code:
+        raise BrowserCheckError(f"{notebook.name} has no code cell to run")
+    report = Report(notebook.name, code_cells=len(code))
+    with _notebook_page(notebook, report, screenshot_dir) as (page, status):
+        mark = time.perf_counter()
+        cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+        cells.first.locator(".jp-Cell-inputWrapper").click()
+        page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell and selects the next
+        for _ in range(len(stored.cells) - 1):
+            page.keyboard.press("Shift+Enter")
+        page.keyboard.press("Control+Enter")  # the last cell: run it without adding a new one
+        _wait_until_idle(page, status, notebook.name, run_timeout)
+        report.timings["all cells run"] = round(time.perf_counter() - mark, 1)
+        _check_page(page, stored, report)
+        mark = time.perf_counter()
+        if _change_a_widget(page, report):
+            report.timings["widget changed and view updated"] = round(time.perf_counter() - mark, 1)
+    return report
+
+
+@dataclass
+class RunAllReport(Report):
+    """What Run All left on the page: which code cells ran, which show an error, each cell's output text."""
+
+    not_run: list[int] = field(default_factory=list)  # indices of code cells with no execution count
+    errors: dict[int, str] = field(default_factory=dict)  # cell index -> error or stderr text shown
+    outputs: dict[int, str] = field(default_factory=dict)  # cell index -> all output text shown
+
+
+def _menu(page, menu: str, item: str) -> None:
+    """Click `item` in the main menu `menu` (e.g. "Run", "Run All Cells")."""
+    page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=re.compile(f"^{re.escape(menu)}$")).click()
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$")).first.click()
+
+
+def run_all_in_browser(notebook: Path, *, screenshot_dir: Path = SCREENSHOTS, run_timeout: float = 300) -> RunAllReport:
+    """Open `notebook` in JupyterLab, clear every output, choose Run > Run All Cells, report what the page shows.
+
+    This is what a learner does with a fresh copy of the student edition. Run All stops at the
+    first cell that raises; the cells after it keep an empty prompt, listed in `not_run`.
+    """
+    notebook = notebook.resolve()
+    stored = nbformat.read(notebook, as_version=4)
+    code = [index for index, cell in enumerate(stored.cells) if cell.cell_type == "code"]
+    report = RunAllReport(notebook.name, code_cells=len(code))
+    with _notebook_page(notebook, report, screenshot_dir) as (page, status):
+        mark = time.perf_counter()
+        _menu(page, "Edit", "Clear Outputs of All Cells")  # the stored run's prompts and outputs go
+        cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+        stale = [i for i in code if re.search(r"\d", cells.nth(i).locator(".jp-InputPrompt").inner_text())]
+        if stale:
+            raise BrowserCheckError(f"{notebook.name}: clearing all outputs left the prompts of cells {stale}")
+        _menu(page, "Run", "Run All Cells")
+        page.wait_for_timeout(500)  # the cells are queued
+        _wait_until_idle(page, status, notebook.name, run_timeout)
+        report.timings["Run All"] = round(time.perf_counter() - mark, 1)
+        for index in code:
+            cell = cells.nth(index)
+            if not re.fullmatch(r"\[\d+\]:", cell.locator(".jp-InputPrompt").inner_text().strip()):
+                report.not_run.append(index)
+            bad = cell.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+                               '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')
+            if bad.count():
+                report.errors[index] = "\n".join(bad.all_inner_texts())
+            report.outputs[index] = "\n".join(cell.locator(".jp-OutputArea-output").all_inner_texts())
     return report
 
 
@@ -320,24 +384,53 @@ def _check_page(page, stored: nbformat.NotebookNode, report: Report) -> None:
 
 
 def _change_a_widget(page, report: Report, timeout: float = 30) -> bool:
-    """Pick another option in the first widget drop-down and wait for the widget's view to change."""
+    """Pick another option in the first widget drop-down, then type a new number into its first number box.
+
+    After each change the widget's view must change within `timeout` seconds. Returns False when
+    the page shows no widget with a drop-down.
+    """
     area = page.locator(".jp-OutputArea-output", has=page.locator(".jupyter-widgets select")).first
     if not area.count():
         return False
+    changes = []
+
+    def shown() -> tuple[str, list[str]]:
+        """The widget's text, and its coloured spans (a chunk view) with their titles: cuts show here."""
+        spans = area.locator(".widget-html-content span[title]").evaluate_all(
+            "spans => spans.map(s => s.title + '|' + s.textContent)")
+        return area.inner_text(), spans
+
+    def wait_for_change(before: tuple[str, list[str]], what: str) -> None:
+        deadline = time.monotonic() + timeout
+        def unchanged() -> bool:  # with a chunk view, the chunks themselves must change
+            now = shown()
+            return now[1] == before[1] if before[1] else now == before
+
+        while unchanged():
+            if time.monotonic() > deadline:
+                raise BrowserCheckError(f"{report.notebook}: {what} in a widget did not change its view "
+                                        f"within {timeout:.0f} s")
+            page.wait_for_timeout(200)
+
     select = area.locator(".jupyter-widgets select").first
-    before, current = area.inner_text(), select.input_value()
+    before, current = shown(), select.input_value()
     values = select.locator("option").evaluate_all("options => options.map(o => o.value)")
     other = next((v for v in values if v != current), None)
     if other is None:
         return False
     select.select_option(other)
-    deadline = time.monotonic() + timeout
-    while area.inner_text() == before:
-        if time.monotonic() > deadline:
-            raise BrowserCheckError(f"{report.notebook}: choosing {other!r} instead of {current!r} in a widget "
-                                    f"did not change its view within {timeout:.0f} s")
-        page.wait_for_timeout(200)
-    report.widget_changed = f"{current} -> {other}"
+    wait_for_change(before, f"choosing {other!r} instead of {current!r}")
+    changes.append(f"{current} -> {other}")
+    number = area.locator('.jupyter-widgets input[type="number"]').first
+    if number.count():
+        before, current = shown(), number.input_value()
+        new = str(int(current) + 7 if int(current) + 7 <= int(number.get_attribute("max") or 10**9)
+                  else int(current) - 7)
+        number.fill(new)
+        number.press("Enter")
+        wait_for_change(before, f"typing {new} instead of {current} in a number box")
+        changes.append(f"number {current} -> {new}")
+    report.widget_changed = "; ".join(changes)
     return True
 
 

@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import browser_check  # noqa: E402
 
-
 NOTEBOOKS = browser_check.default_notebooks()
 
 
