@@ -1,4 +1,4 @@
-"""The chunk playground: the pure `render` callback for every strategy, errors shown in the view, the widget."""
+"""The chunk playground: registry dispatch, the library's errors in the view, the widget and its stored picture."""
 
 from __future__ import annotations
 
@@ -7,21 +7,22 @@ import re
 
 import pytest
 
-from course_lib.chunking import Chunk, fixed_size_chunks, markdown_chunks, recursive_chunks, sentence_chunks
+from course_lib.chunking import Chunk
 from course_lib.display import chunks_to_html
 from course_lib.playground import (
     MINILM,
     SENTENCE_LIMITS,
     STATIC_NOTE,
-    STRATEGIES,
     TOKEN_LIMITS,
     TOKENIZERS,
     VIEW_HEIGHT,
     chunk,
+    offered_strategies,
     playground,
     render,
     summary,
 )
+from course_lib.strategies import STRATEGIES, chunk_with
 
 TEXT = (
     "# Pumps\n\nThe XR-12 pump circulates coolant. It must be replaced after 10,000 hours. "
@@ -35,21 +36,19 @@ def n_chunks(page: str) -> int:
     return int(re.search(r"(\d+) chunks?;", page).group(1))
 
 
-@pytest.mark.parametrize(
-    "strategy, expected",
-    [
-        ("fixed", lambda: fixed_size_chunks(TEXT, 12, 3)),
-        ("recursive", lambda: recursive_chunks(TEXT, 12, 3)),
-        ("markdown", lambda: markdown_chunks(TEXT, 12, 3)),
-        ("sentence", lambda: sentence_chunks(TEXT, max_sentences=12, overlap_sentences=3)),
-    ],
-)
-def test_render_shows_each_strategy_as_the_chunker_cuts_it(strategy, expected):
-    chunks = expected()
+def test_the_menu_offers_every_registered_strategy_that_needs_no_model():
+    assert set(offered_strategies()) == {name for name, info in STRATEGIES.items() if not info.needs_model}
+    assert {"fixed", "recursive", "sentence", "markdown"} <= set(offered_strategies())
+
+
+@pytest.mark.parametrize("strategy", ["fixed", "recursive", "markdown", "sentence"])
+def test_render_shows_the_chunks_of_the_registry(strategy):
+    chunks = chunk_with(f"{strategy}:12:3", TEXT)
+    assert chunk(TEXT, strategy, 12, 3) == chunks
     page = render(TEXT, strategy, 12, 3, "cl100k_base")
     assert chunks_to_html(TEXT, chunks) in page
     assert n_chunks(page) == len(chunks)
-    assert html.escape(summary(TEXT, chunks)) in page
+    assert html.escape(f"{strategy}:12:3 · " + summary(TEXT, chunks)) in page
 
 
 def test_strategies_differ_on_the_same_text():
@@ -69,38 +68,44 @@ def test_sentence_counts_sentences_not_tokens():
 
 
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
-def test_every_offered_tokenizer_works(tokenizer):
-    chunks = chunk(TEXT, "recursive", 30, 0, tokenizer)
-    assert chunks and all(c.n_tokens <= 30 and TEXT[c.start:c.end] == c.text for c in chunks)
+def test_the_summary_counts_the_same_chunks_in_each_tokenizer(tokenizer):
+    chunks = chunk(TEXT, "recursive", 30, 0)
+    line = summary(TEXT, chunks, tokenizer)
     unit = "characters" if tokenizer == "chars" else f"{tokenizer} tokens"
-    assert unit in render(TEXT, "recursive", 30, 0, tokenizer)
+    assert f"{unit} per chunk:" in line and line in html.unescape(render(TEXT, "recursive", 30, 0, tokenizer))
+    if tokenizer == "chars":
+        assert f"max {max(len(c.text) for c in chunks)}" in line
+    if tokenizer == "cl100k_base":
+        assert f"max {max(c.n_tokens for c in chunks)}" in line  # the registry's unit: cl100k tokens
 
 
-def test_tokenizers_count_differently():
-    counts = {tok: [c.n_tokens for c in chunk(TEXT, "fixed", 1000, 0, tok)] for tok in TOKENIZERS}
-    assert counts["chars"] == [len(TEXT)]
-    assert counts[MINILM] != counts["cl100k_base"]
+def test_minilm_counts_differ_and_the_window_is_flagged():
+    chunks = chunk(TEXT, "fixed", 1000, 0)
+    minilm = summary(TEXT, chunks, MINILM)
+    assert f"max {chunks[0].n_tokens}" not in minilm  # WordPiece counts this text differently
+    assert minilm.endswith("0 over the model's 256-token window")
+    long_text = "word " * 400
+    assert summary(long_text, chunk(long_text, "fixed", 300, 0), MINILM).endswith("1 over the model's 256-token window")
 
 
 @pytest.mark.parametrize(
-    "strategy, size, overlap, message",
-    [
-        ("fixed", 10, 10, "overlap=10 must be smaller than size=10"),
-        ("recursive", 10, 25, "overlap=25 must be smaller than size=10"),
-        ("markdown", 0, 0, "size=0"),
-        ("fixed", 10, -1, "overlap cannot be negative"),
-        ("sentence", 3, 3, "overlap_sentences=3 must be in 0..max_sentences-1"),
-        ("fixed", 1, 0, "size=1 is too small"),  # the emoji alone takes three tokens
-    ],
+    "strategy, size, overlap",
+    [("fixed", 10, 10), ("recursive", 10, 25), ("markdown", 0, 0), ("sentence", 3, 3),
+     ("fixed", 1, 0)],  # the emoji alone takes three tokens
 )
-def test_invalid_combinations_show_the_error_instead_of_raising(strategy, size, overlap, message):
-    page = render("A gift 🎁 for you.", strategy, size, overlap)
-    assert "ValueError" in page and html.escape(message) in page
+def test_invalid_combinations_show_the_librarys_message_instead_of_raising(strategy, size, overlap):
+    text = "A gift 🎁 for you."
+    with pytest.raises(ValueError) as error:
+        chunk_with(f"{strategy}:{size}:{overlap}", text)
+    page = render(text, strategy, size, overlap)
+    assert html.escape(f"ValueError: {error.value}") in page
     assert "chunk" not in page.split("ValueError")[0]  # no stale chunk view above the error
 
 
-def test_unknown_strategy_or_tokenizer_is_reported_in_the_view():
-    assert "strategy='semantic' is unknown" in html.unescape(render(TEXT, "semantic", 10, 0))
+def test_unknown_strategy_model_strategy_or_tokenizer_is_reported_in_the_view():
+    assert "unknown chunker 'nope'" in html.unescape(render(TEXT, "nope", 10, 0))
+    if "semantic" in STRATEGIES:
+        assert "strategy='semantic' needs an embedding model" in html.unescape(render(TEXT, "semantic", 10, 0))
     assert "tokenizer='gpt2' is not offered" in html.unescape(render(TEXT, "fixed", 10, 0, "gpt2"))
 
 
@@ -110,7 +115,7 @@ def test_error_messages_are_escaped():
 
 
 def test_empty_text_gives_no_chunks_and_no_error():
-    for strategy in STRATEGIES:
+    for strategy in offered_strategies():
         page = render("   \n", strategy, 5, 1)
         assert "0 chunks" in page and "Error" not in page
 
@@ -130,11 +135,11 @@ def test_playground_renders_live_and_shows_errors():
     assert box.size_box.value == 30 and box.view.value == render(TEXT, "recursive", 30, 2)
     box.overlap_box.value = 30  # typed into the number box
     assert box.overlap_slider.value == 30
-    assert "overlap=30 must be smaller than size=30" in box.view.value
+    assert box.view.value == render(TEXT, "recursive", 30, 30) and "ValueError" in box.view.value
     box.overlap_box.value = 3
     box.tokenizer_menu.value = "chars"
     assert box.view.value == render(TEXT, "recursive", 30, 3, "chars")
-    assert box.size_slider.description == "size (characters)"
+    assert box.size_slider.description == "size (cl100k tokens)"  # counting in characters cuts nothing differently
 
 
 def test_the_number_box_gives_every_size_the_slider_spans():
@@ -161,7 +166,7 @@ def test_playground_switches_units_for_sentences_and_back():
 def test_the_chunks_scroll_inside_the_view_below_the_summary():
     page = render(TEXT, "recursive", 12, 0)
     summary_end, scroll_start = page.index("</b></div>"), page.index(f"max-height:{VIEW_HEIGHT};overflow:auto")
-    assert summary_end < scroll_start < page.index(chunks_to_html(TEXT, recursive_chunks(TEXT, 12, 0)))
+    assert summary_end < scroll_start < page.index(chunks_to_html(TEXT, chunk(TEXT, "recursive", 12, 0)))
 
 
 def test_stored_output_is_the_starting_view_not_the_widget_repr():
@@ -175,11 +180,11 @@ def test_stored_output_is_the_starting_view_not_the_widget_repr():
 def test_playground_rejects_bad_arguments():
     with pytest.raises(TypeError, match="text must be a str"):
         playground(b"bytes")
-    with pytest.raises(ValueError, match="strategy='semantic'"):
-        playground(TEXT, strategy="semantic")
+    with pytest.raises(ValueError, match="strategy='nope' is unknown"):
+        playground(TEXT, strategy="nope")
     with pytest.raises(ValueError, match="tokenizer='gpt2'"):
         playground(TEXT, tokenizer="gpt2")
-    with pytest.raises(ValueError, match="size=5000 is outside the playground's range 1..1000"):
+    with pytest.raises(ValueError, match=r"size=5000 is outside the playground's range 1\.\.1000"):
         playground(TEXT, size=5000)
-    with pytest.raises(ValueError, match="overlap=60 is outside .* 0..49 for strategy=.sentence."):
+    with pytest.raises(ValueError, match=r"overlap=60 is outside .* 0\.\.49 for strategy='sentence'"):
         playground(TEXT, "sentence", 10, 60)
