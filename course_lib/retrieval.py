@@ -1,0 +1,312 @@
+"""Giving chunks their context back: headers, small-to-big, sentence windows, hybrid search, blends.
+
+Every method here ends in the same currency: a ranked list of character spans
+`(doc, start, end)` into the source documents, so `course_lib.evaluation` scores them
+all with one set of metrics. A method may change what is *embedded or searched* (a
+chunk with its title and headings in front), or what is *returned* (the parent
+section of a small chunk, the sentences around a hit), but a returned span always
+points at the original text: `documents[doc][start:end]`.
+
+Taught in notebooks/10_context_for_chunks.ipynb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from course_lib.chunking import markdown_sections
+from course_lib.evaluation import budget_cutoff
+from course_lib.tokens import count_tokens
+
+__all__ = [
+    "RRF_K",
+    "Span",
+    "blend_vectors",
+    "bm25_rankings",
+    "budget_spans",
+    "contextual_header",
+    "headed_texts",
+    "heading_path",
+    "parent_of",
+    "reciprocal_rank_fusion",
+    "sentence_windows",
+    "small_to_big",
+]
+
+Span = tuple[Hashable, int, int]  # (doc, start, end): characters [start, end) of document `doc`
+RRF_K = 60  # the constant of Cormack, Clarke & Büttcher (2009), used by most hybrid search engines
+
+
+def _check_spans(name: str, spans: Any) -> list[Span]:
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
+        raise TypeError(f"{name} must be a sequence of (doc, start, end) tuples")
+    out = []
+    for i, span in enumerate(spans):
+        if not isinstance(span, tuple) or len(span) != 3:
+            raise TypeError(f"{name}[{i}] = {span!r}: use a (doc, start, end) tuple")
+        doc, start, end = span
+        if isinstance(start, bool) or isinstance(end, bool) or not isinstance(start, (int, np.integer)) \
+                or not isinstance(end, (int, np.integer)):
+            raise TypeError(f"{name}[{i}] = {span!r}: start and end must be ints")
+        if not 0 <= start < end:
+            raise ValueError(f"{name}[{i}] = {span!r}: need 0 <= start < end (a non-empty character range)")
+        out.append((doc, int(start), int(end)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Contextual chunk headers (notebook 10, section 1)
+# ---------------------------------------------------------------------------
+
+
+def heading_path(text: str, offset: int) -> list[str]:
+    """The Markdown headings in force at character `offset` of `text`, outermost first, without `#`.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 1. Uses the same parser as
+    `markdown_chunks` (`markdown_sections`), so it works for chunks of any chunker.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"offset must be an int, not {type(offset).__name__}")
+    if not 0 <= offset <= len(text):
+        raise ValueError(f"offset={offset} is outside the text (0..{len(text)})")
+    path: list[str] = []
+    for start, _end, headings in markdown_sections(text):
+        if start > offset:
+            break
+        path = headings
+    return [h.lstrip("#").strip() for h in path]
+
+
+def contextual_header(title: str | None, headings: Sequence[str] = ()) -> str:
+    """`"title > heading > subheading"`: the line put in front of a chunk before it is embedded.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 1. A first heading equal to the
+    title (a Markdown file whose `#` line is its title) is not repeated.
+    """
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, not {type(title).__name__}")
+    if isinstance(headings, str):
+        raise TypeError("headings must be a sequence of strings, not one string; wrap it in a list")
+    parts = [title.strip()] if title and title.strip() else []
+    for h in headings:
+        if not isinstance(h, str):
+            raise TypeError(f"headings must hold strings, not {type(h).__name__}")
+        if h.strip() and (not parts or h.strip() != parts[-1]):
+            parts.append(h.strip())
+    return " > ".join(parts)
+
+
+def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None = None,
+                 headings: bool = True) -> list[str]:
+    """The text to embed and search for each chunk `(start, end)` of `text`: its header, a blank line, the chunk.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 1. `headings=False` puts only
+    the title in front (for plain text without Markdown headings). The chunk's own
+    offsets are not changed: only what is embedded is.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    out = []
+    for i, span in enumerate(spans):
+        if not isinstance(span, tuple) or len(span) != 2:
+            raise TypeError(f"spans[{i}] = {span!r}: use a (start, end) tuple of character offsets")
+        start, end = span
+        if not 0 <= start < end <= len(text):
+            raise ValueError(f"spans[{i}] = {span!r} is not a non-empty range inside the text (0..{len(text)})")
+        header = contextual_header(title, heading_path(text, start) if headings else ())
+        out.append(f"{header}\n\n{text[start:end]}" if header else text[start:end])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Small-to-big: parent-child and sentence windows (notebook 10, section 2)
+# ---------------------------------------------------------------------------
+
+
+def parent_of(children: Sequence[Span], parents: Sequence[Span]) -> list[int]:
+    """For each child span, the index of the parent span of the same document that overlaps it most.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. Ties go to the earlier
+    parent. A child that overlaps no parent raises `ValueError`.
+    """
+    children, parents = _check_spans("children", children), _check_spans("parents", parents)
+    by_doc: dict[Hashable, list[int]] = {}
+    for j, (doc, _, _) in enumerate(parents):
+        by_doc.setdefault(doc, []).append(j)
+    out = []
+    for i, (doc, s, e) in enumerate(children):
+        best, best_overlap = -1, 0
+        for j in by_doc.get(doc, ()):
+            overlap = min(e, parents[j][2]) - max(s, parents[j][1])
+            if overlap > best_overlap:
+                best, best_overlap = j, overlap
+        if best < 0:
+            raise ValueError(f"children[{i}] = {children[i]!r} overlaps no parent of document {doc!r}; "
+                             "parents must cover every child's text")
+        out.append(best)
+    return out
+
+
+def small_to_big(ranked_children: Sequence[int], parent_index: Sequence[int]) -> list[int]:
+    """Parents in the order of their best-ranked child, each once: retrieve small, return big.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. `parent_index[c]` is the
+    parent of child `c` (see `parent_of`).
+    """
+    out: list[int] = []
+    seen: set[int] = set()
+    for rank, c in enumerate(ranked_children):
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < len(parent_index):
+            raise ValueError(f"ranked_children[{rank}] = {c!r} is not a child index in 0..{len(parent_index) - 1}")
+        p = int(parent_index[c])
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def sentence_windows(ranked: Sequence[int], sentences: Sequence[Span], width: int) -> list[Span]:
+    """Each hit sentence with up to `width` sentences on each side, best first, never returning text twice.
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. `sentences` are the indexed
+    sentences in document order. A hit whose sentence an earlier window already returned
+    is skipped; a window stops where an earlier window begins, so the returned spans never
+    overlap, and each runs from the start of its first sentence to the end of its last.
+    """
+    sentences = _check_spans("sentences", sentences)
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
+        raise ValueError(f"width={width!r} must be an int >= 0 (sentences added on each side of a hit)")
+    for i in range(1, len(sentences)):
+        if sentences[i][0] == sentences[i - 1][0] and sentences[i][1] < sentences[i - 1][2]:
+            raise ValueError(f"sentences[{i}] starts before sentences[{i - 1}] ends; pass the sentences of each "
+                             "document in order, without overlap")
+    taken = np.zeros(len(sentences), dtype=bool)
+    out = []
+    for rank, i in enumerate(ranked):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(sentences):
+            raise ValueError(f"ranked[{rank}] = {i!r} is not a sentence index in 0..{len(sentences) - 1}")
+        if taken[i]:
+            continue
+        doc = sentences[i][0]
+        lo = i
+        while lo > i - width and lo > 0 and sentences[lo - 1][0] == doc and not taken[lo - 1]:
+            lo -= 1
+        hi = i
+        while hi < i + width and hi + 1 < len(sentences) and sentences[hi + 1][0] == doc and not taken[hi + 1]:
+            hi += 1
+        taken[lo:hi + 1] = True
+        out.append((doc, sentences[lo][1], sentences[hi][2]))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Hybrid lexical + dense search (notebook 10, section 3)
+# ---------------------------------------------------------------------------
+
+
+def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, stopwords: str | None = "en") -> list[list[int]]:
+    """For each query, the indices of `texts` with a positive BM25 score, best first (`bm25s`).
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3. Lower-cased words of two or
+    more letters or digits ("XR-12" gives "xr" and "12"), English stop words removed, no
+    stemming, bm25s's default parameters (k1=1.5, b=0.75). Equal scores keep index order.
+    Texts that share no word with the query are left out: BM25 has nothing to say about them.
+    """
+    import bm25s
+
+    if isinstance(texts, str) or isinstance(queries, str):
+        raise TypeError("texts and queries must be lists of strings; wrap a single string in a list")
+    texts, queries = list(texts), list(queries)
+    if not texts:
+        raise ValueError("texts is empty; index at least one text")
+    for name, values in (("texts", texts), ("queries", queries)):
+        for i, t in enumerate(values):
+            if not isinstance(t, str):
+                raise TypeError(f"{name}[{i}] must be a str, not {type(t).__name__}")
+    tokenized = bm25s.tokenize(texts, stopwords=stopwords, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokenized, show_progress=False)
+    vocabulary = tokenized.vocab
+    out = []
+    for words in bm25s.tokenize(queries, stopwords=stopwords, return_ids=False, show_progress=False):
+        known = [w for w in words if w in vocabulary]
+        if not known:
+            out.append([])
+            continue
+        scores = retriever.get_scores(known)
+        order = np.argsort(-scores, kind="stable")
+        out.append([int(i) for i in order if scores[i] > 0])
+    return out
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K) -> list[Hashable]:
+    """Fuse ranked lists: each item scores the sum of 1 / (k + rank) over the lists that hold it (ranks from 1).
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3. Only ranks matter, so a
+    cosine and a BM25 score never need a common scale. Equal scores keep the order in
+    which the items first appear, list by list.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k={k!r} must be an int >= 0 (60 is the usual choice)")
+    if isinstance(rankings, (str, bytes)) or not isinstance(rankings, Sequence) or not rankings:
+        raise TypeError("rankings must be a non-empty sequence of ranked lists")
+    scores: dict[Hashable, float] = {}
+    for n, ranking in enumerate(rankings):
+        if isinstance(ranking, (str, bytes)):
+            raise TypeError(f"rankings[{n}] is a string; pass a list of ids, best first")
+        seen = set()
+        for rank, item in enumerate(ranking, start=1):
+            if item in seen:
+                raise ValueError(f"rankings[{n}] lists {item!r} twice; remove duplicates (keep the first)")
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    first = {item: i for i, item in enumerate(scores)}
+    return sorted(scores, key=lambda item: (-scores[item], first[item]))
+
+
+# ---------------------------------------------------------------------------
+# Vectors and budgets (notebook 10, sections 4 and 5)
+# ---------------------------------------------------------------------------
+
+
+def blend_vectors(naive: Any, late: Any, weight: float) -> np.ndarray:
+    """Row by row, `weight * late + (1 - weight) * naive`, L2-normalized (exercise 6.3's blend).
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 4.
+    """
+    a, b = np.asarray(naive, dtype=np.float64), np.asarray(late, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"naive {a.shape} and late {b.shape} must be 2-D arrays of the same shape, one row a chunk")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
+        raise ValueError(f"weight={weight!r} must be a number in [0, 1] (0 = naive only, 1 = late only)")
+    mixed = weight * b + (1 - weight) * a
+    norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"row {int(np.argmax(norms[:, 0] == 0))} blends to the zero vector; use another weight")
+    return (mixed / norms).astype(np.float32)
+
+
+def budget_spans(spans: Sequence[Span], documents: Mapping[Hashable, str], budget: int,
+                 tokenizer: Any = "cl100k_base") -> list[Span]:
+    """The ranked spans a reader gets under a budget of `budget` tokens (`course_lib.evaluation.budget_cutoff`).
+
+    Taught in notebooks/10_context_for_chunks.ipynb, section 5: spans are taken in rank
+    order until the next would pass the budget, at least one. Counts the tokens of
+    `documents[doc][start:end]` with `tokenizer` (cl100k_base by default).
+    """
+    spans = _check_spans("spans", spans)
+    if not spans:
+        raise ValueError("spans is empty; a retriever returns at least one span")
+    counts = []
+    for doc, start, end in spans:
+        if doc not in documents:
+            raise ValueError(f"span {(doc, start, end)!r} names a document that is not in documents")
+        if end > len(documents[doc]):
+            raise ValueError(f"span {(doc, start, end)!r} ends after document {doc!r} ({len(documents[doc])} characters)")
+        counts.append(count_tokens(documents[doc][start:end], tokenizer))
+    return spans[:budget_cutoff(counts, budget)]
