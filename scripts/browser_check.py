@@ -8,7 +8,11 @@ run with Shift+Enter. The check then asks the page, not the kernel: every code c
 stderr output is shown, each cell shows the kinds of output stored in the notebook (text, HTML, a
 plot, a widget), and the printed text equals the stored text (after the masks of nbval_sanitize.cfg,
 and except in `# NBVAL_IGNORE_OUTPUT` cells). If the notebook has a widget, choosing another option
-in its first drop-down must change its view. A screenshot goes to build/screenshots/.
+in its first drop-down, then typing another number in its first number box, must each change the
+chunks it shows. A screenshot goes to build/screenshots/.
+
+`run_all_in_browser` is the student edition's path: clear every output, Run > Run All Cells, and
+report which cells ran, which show an error and what each shows (tests/browser/test_student_edition.py).
 
 Needs Debian's Chromium (`apt-get install -y chromium`) and the Python driver
 (`.venv/bin/python -m pip install -r requirements-browser.txt`); no `playwright install`.
