@@ -100,4 +100,39 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Search a separator only inside the window, text.rfind(sep, start, end), so no chunk passes "
         "chunk_size; then end = split_at + 1 for '\\n#...' separators, else split_at + len(sep).",
     ),
+    # notebooks/07_structure_aware_chunking.ipynb
+    "Exercise 7.1": (
+        "Chunk each section's text on its own, then move the offsets back into the whole text.",
+        "for a, b, path in markdown_sections(text): chunk text[a:b] with fixed_size_chunks, then build "
+        "Chunk(c.text, a + c.start, a + c.end, c.n_tokens, {'headings': path}).",
+    ),
+    "Exercise 7.2": (
+        "Walk upwards from the line of the definition, one line at a time, while the lines are comments.",
+        "Step back with str.rfind('\\n', 0, position); while the line above, stripped, starts with '#', move "
+        "the answer to that line's first non-blank character. A blank line ends the block.",
+    ),
+    "Exercise 7.3": (
+        "Work line by line and look one line back: an underline turns the line above into a heading, unless "
+        "that line is blank or already a heading.",
+        "When a line matches r' {0,3}(=+|-+)[ \\t]*' and the previous line is not blank and not a '#' heading, "
+        "replace the previous line with '# ' or '## ' + its text and drop the underline.",
+    ),
+    # notebooks/08_measuring_chunkers.ipynb
+    "Exercise 8.1": (
+        "Try a small size, a large one and a few in between, and read what fails: small chunks split an "
+        "answer of one or two sentences; large chunks leave room for a single chunk within the budget.",
+        "Aim for chunks of about half the budget, so two fit, each large enough to hold most answers whole; "
+        "overlap helps small chunks keep an answer in one piece.",
+        "Sizes of 48 to 64 tokens reach 26 here, with or without overlap.",
+    ),
+    "Exercise 8.2": (
+        "Count the characters the two ranges share, then the characters in either.",
+        "shared = max(0, min(ends) - max(starts)); the union is the two lengths minus what they share.",
+    ),
+    "Exercise 8.3": (
+        "Three steps, in order: drop what does not fit the budget, keep the ties on recall, then break the tie.",
+        "A configuration fits when 5 * results[f'{c}_naive']['chunks']['mean_tokens'] <= 1000; the tie is every "
+        "fitting configuration within 1 point of the best fitting recall.",
+        "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
+    ),
 }
