@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,8 @@ class ChunkStore:
             raise ValueError(f"dim={dim!r}: pass the embedding dimension, e.g. 384 for all-MiniLM-L6-v2")
         self.path = Path(path)
         self.dim = dim
-        self._db = _lancedb().connect(str(self.path))
+        # read_consistency_interval=0: every read sees the latest commit, also one made by another process
+        self._db = _lancedb().connect(str(self.path), read_consistency_interval=timedelta(0))
         if TABLE in self._db.list_tables().tables:
             self._table = self._db.open_table(TABLE)
             stored = self._table.schema.field("vector").type.list_size

@@ -51,8 +51,8 @@ def test_rows_carry_offsets_headings_and_metadata():
     fuse = next(r for r in rows if "fuse" in r.text)
     assert fuse.heading_path == "# Pump XR-12 > ## Faults" and fuse.chunk_id == f"guide#{fuse.chunk_index}"
     # a chunker without headings in its metadata gets the enclosing Markdown section
-    plain = chunk_rows("guide", GUIDE, recursive_chunks(GUIDE, 12), toy_vectors(range(20))[:len(recursive_chunks(GUIDE, 12))],
-                       strategy="recursive:12", model="toy")
+    pieces = recursive_chunks(GUIDE, 12)
+    plain = chunk_rows("guide", GUIDE, pieces, toy_vectors(pieces), strategy="recursive:12", model="toy")
     assert next(r for r in plain if "fuse" in r.text).heading_path == "# Pump XR-12 > ## Faults"
 
 
@@ -152,7 +152,7 @@ def test_a_crash_during_reindex_leaves_the_document_old_or_new(store, tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     killed_inside = 0
     rng = np.random.default_rng(0)
-    for attempt in range(6):
+    for _ in range(6):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(store.path), text_a, text_b],
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         for line in child.stdout:  # wait until it has committed at least two re-indexes
@@ -173,3 +173,9 @@ def test_a_crash_during_reindex_leaves_the_document_old_or_new(store, tmp_path):
         if killed_inside >= 2:
             break
     assert killed_inside >= 1, "no kill landed inside a write; the test proved nothing"
+
+
+def test_a_second_handle_sees_every_commit(store):
+    other = ChunkStore(store.path, DIM)
+    store.reindex("notes", [])
+    assert other.document_ids() == ["guide"] and other.version == store.version

@@ -1,0 +1,201 @@
+"""ANN versus exact search on 20,000+ real vectors: LanceDB and Chroma, one run, one JSON.
+
+Usage: nice -n 10 python benchmarks/store_ann.py [--out results/store_ann.json]
+
+Vectors: every sentence of the five Chroma corpora (a sentence longer than 24 cl100k tokens is
+cut by `recursive_chunks` at 24) and every FLORES-200 line, English and Spanish, embedded once
+with all-MiniLM-L6-v2 and cached in build/store_bench/ (outside git). Queries: Chroma's 472
+questions. The truth is `VectorIndex`'s exact top 5; each store's ANN top 5 is scored against it
+(recall@5 = share of the exact top 5 that the ANN returns), with query latency per query (one
+query at a time, as an application asks) and index build time. The store section of
+benchmarks/README.md reports the figures; notebook 12 reads the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+for key, value in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
+                   "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"}.items():
+    os.environ.setdefault(key, value)
+os.environ.setdefault("COURSE_DATA_DIR", "/work/shared/datasets")
+
+import numpy as np  # noqa: E402
+
+from course_lib.chunking import Chunk, recursive_chunks, split_sentences  # noqa: E402
+from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus, load_chroma_questions, load_flores  # noqa: E402
+from course_lib.evaluation import VectorIndex  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "build" / "store_bench"
+PIECE_TOKENS = 24
+K = 5
+
+
+def documents() -> dict[str, tuple[str, list[Chunk]]]:
+    """doc_id -> (text, pieces): sentence pieces of each Chroma corpus, the lines of each FLORES file."""
+    docs = {}
+    for corpus in CHROMA_CORPORA:
+        text = load_chroma_corpus(corpus)
+        pieces = []
+        for a, b in split_sentences(text):
+            if text[a:b].strip():
+                pieces += [Chunk(c.text, a + c.start, a + c.end, c.n_tokens)
+                           for c in recursive_chunks(text[a:b], PIECE_TOKENS)]
+        docs[corpus] = (text, pieces)
+    for language in ("eng", "spa"):
+        lines = load_flores(language)
+        text, pieces, at = "\n".join(lines), [], 0
+        for line in lines:
+            if line.strip():
+                pieces.append(Chunk(line, at, at + len(line), 0))
+            at += len(line) + 1
+        docs[f"flores_{language}"] = (text, pieces)
+    return docs
+
+
+def embedded(texts: list[str], name: str) -> np.ndarray:
+    """MiniLM vectors of `texts`, cached under build/store_bench/ by a hash of the texts."""
+    digest = hashlib.sha256("\n\x00".join(texts).encode()).hexdigest()[:16]
+    path = CACHE / f"{name}_{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    import torch
+
+    from course_lib.models import load_embedding_model
+
+    torch.set_num_threads(1)
+    began = time.perf_counter()
+    vectors = load_embedding_model().encode(texts, batch_size=64, normalize_embeddings=True,
+                                            convert_to_numpy=True, show_progress_bar=False)
+    print(f"embedded {len(texts):,} {name} in {time.perf_counter() - began:.0f} s", flush=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors.astype(np.float32))
+    return vectors.astype(np.float32)
+
+
+def load_vectors() -> tuple[dict[str, tuple[str, list[Chunk]]], np.ndarray, np.ndarray]:
+    """The documents, one vector a piece (in document order), one vector a Chroma question."""
+    docs = documents()
+    vectors = embedded([c.text for _, pieces in docs.values() for c in pieces], "passages")
+    queries = embedded([q["question"] for q in load_chroma_questions()], "questions")
+    return docs, vectors, queries
+
+
+def recall_at_5(found: list[list[int]], truth: list[list[int]]) -> float:
+    """Mean share of the exact top 5 that the approximate top 5 holds."""
+    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth)]))
+
+
+def timed_queries(search, queries: np.ndarray) -> tuple[list[list[int]], dict]:
+    """Run `search` one query at a time (after 10 warm-up queries); ids and latency in ms."""
+    for q in queries[:10]:
+        search(q)
+    found, times = [], []
+    for q in queries:
+        began = time.perf_counter()
+        found.append(search(q))
+        times.append((time.perf_counter() - began) * 1000)
+    return found, {"latency_ms_median": round(float(np.median(times)), 3),
+                   "latency_ms_p95": round(float(np.percentile(times, 95)), 3)}
+
+
+def folder_mb(path: Path) -> float:
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6, 1)
+
+
+def bench_lancedb(docs, vectors, queries, truth, work: Path) -> dict:
+    from course_lib.store import ChunkStore, chunk_rows
+
+    store = ChunkStore(work / "lancedb", vectors.shape[1])
+    row_of, rows, at = {}, [], 0
+    for doc_id, (text, pieces) in docs.items():
+        doc_rows = chunk_rows(doc_id, text, pieces, vectors[at:at + len(pieces)], strategy="sentence-pieces:24",
+                              model="all-MiniLM-L6-v2")
+        row_of.update({(doc_id, i): at + i for i in range(len(pieces))})
+        rows += doc_rows
+        at += len(pieces)
+    began = time.perf_counter()
+    store.add(rows)
+    load_s = time.perf_counter() - began
+    out = {"version": __import__("lancedb").__version__, "load_s": round(load_s, 2), "runs": []}
+
+    def searcher(**options):
+        return lambda q: [row_of[(h.doc_id, h.chunk_index)] for h in store.search(q, K, **options)]
+
+    found, latency = timed_queries(searcher(exact=True), queries)
+    out["runs"].append({"index": "none (flat scan)", "params": {}, "recall_at_5": recall_at_5(found, truth),
+                        **latency})
+    partitions = int(np.sqrt(len(vectors)))
+    for kind, build in (("IVF_PQ", {"num_partitions": partitions, "num_sub_vectors": 48}),
+                        ("IVF_HNSW_SQ", {"num_partitions": 4, "m": 20, "ef_construction": 300})):
+        began = time.perf_counter()
+        store.build_ann_index(kind, **build)
+        build_s = time.perf_counter() - began
+        grid = ([{"nprobes": p} for p in (1, 5, 20)] + [{"nprobes": 20, "refine_factor": 5}]
+                if kind == "IVF_PQ" else [{"nprobes": 1, "ef": e} for e in (10, 50, 200)] + [{"nprobes": 4, "ef": 50}])
+        for params in grid:
+            found, latency = timed_queries(searcher(**params), queries)
+            out["runs"].append({"index": kind, "build": build, "build_s": round(build_s, 2), "params": params,
+                                "recall_at_5": round(recall_at_5(found, truth), 4), **latency})
+            print(out["runs"][-1], flush=True)
+    out["disk_mb"] = folder_mb(work / "lancedb")
+    return out
+
+
+def bench_chroma(docs, vectors, queries, truth, work: Path) -> dict:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(work / "chroma"), settings=Settings(anonymized_telemetry=False))
+    build = {"space": "cosine", "max_neighbors": 16, "ef_construction": 100, "ef_search": 10}
+    out = {"version": chromadb.__version__, "runs": []}
+    ids = [str(i) for i in range(len(vectors))]
+    began = time.perf_counter()
+    collection = client.create_collection("bench", configuration={"hnsw": build})
+    step = client.get_max_batch_size()
+    for a in range(0, len(ids), step):
+        collection.add(ids=ids[a:a + step], embeddings=vectors[a:a + step])
+    out["load_and_build_s"] = round(time.perf_counter() - began, 2)
+    for ef in (10, 50, 200):
+        collection.modify(configuration={"hnsw": {"ef_search": ef}})
+        found, latency = timed_queries(
+            lambda q: [int(i) for i in collection.query(query_embeddings=[q], n_results=K)["ids"][0]], queries)
+        out["runs"].append({"index": "HNSW", "build": build, "params": {"ef_search": ef},
+                            "recall_at_5": round(recall_at_5(found, truth), 4), **latency})
+        print(out["runs"][-1], flush=True)
+    out["disk_mb"] = folder_mb(work / "chroma")
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embed-only", action="store_true", help="only build the vector cache")
+    parser.add_argument("--out", default=str(ROOT / "results" / "store_ann.json"))
+    args = parser.parse_args()
+    docs, vectors, queries = load_vectors()
+    print(f"{len(vectors):,} vectors, {len(queries)} queries, dim {vectors.shape[1]}", flush=True)
+    if args.embed_only:
+        raise SystemExit(0)
+    exact = VectorIndex(vectors)
+    truth = exact.search(queries, K)[0]
+    _, exact_latency = timed_queries(lambda q: exact.search(q, K)[0][0], queries)
+    result = {
+        "vectors": len(vectors), "queries": len(queries), "dim": int(vectors.shape[1]), "k": K,
+        "corpus": "Chroma corpora sentence pieces (<= 24 cl100k tokens) + FLORES-200 eng/spa dev+devtest lines",
+        "queries_from": "Chroma questions_df.csv (472)", "model": "all-MiniLM-L6-v2",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared",
+        "exact_vectorindex": {"recall_at_5": 1.0, **exact_latency},
+    }
+    with tempfile.TemporaryDirectory() as work:
+        result["lancedb"] = bench_lancedb(docs, vectors, queries, truth, Path(work))
+        result["chroma"] = bench_chroma(docs, vectors, queries, truth, Path(work))
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
