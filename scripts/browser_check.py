@@ -78,6 +78,7 @@ class Report:
     outputs_checked: int = 0
     texts_compared: int = 0
     widget_changed: str = ""  # the drop-down change whose effect the page showed, if the notebook has a widget
+    widget_scrolls_under_controls: bool = False  # its chunk view scrolls on its own; its drop-down stays in sight
     blocked_requests: list[str] = field(default_factory=list)
     screenshot: Path | None = None
 
@@ -434,6 +435,11 @@ def _change_a_widget(page, report: Report, timeout: float = 30) -> bool:
         number.press("Enter")
         wait_for_change(before, f"typing {new} instead of {current} in a number box")
         changes.append(f"number {current} -> {new}")
+    scroller = area.locator('.widget-html-content div[style*="overflow:auto"]').first
+    if scroller.count():  # scroll the chunks to their end: the controls must not move out of sight
+        scrolled = scroller.evaluate("e => { e.scrollTop = e.scrollHeight; return e.scrollTop > 0; }")
+        box, height = select.bounding_box(), page.viewport_size["height"]
+        report.widget_scrolls_under_controls = bool(scrolled and box and 0 <= box["y"] <= height - box["height"])
     report.widget_changed = "; ".join(changes)
     return True
 

@@ -1,7 +1,9 @@
 """The learner's main path in a real browser: JupyterLab on localhost, headless Chromium, Shift+Enter.
 
-Checked: notebook 00 (where `make lab` starts) and the first notebook with the chunk playground,
-whose drop-down must update the coloured view.
+Checked here: notebook 00, where `make lab` starts. The chunk playground has its own browser test
+(test_playground_widget.py, on a one-cell notebook) and the student edition too
+(test_student_edition.py); `python scripts/browser_check.py` with no argument also runs notebook 07,
+which ends with the playground.
 
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`). Without Chromium or
 the Playwright driver the test fails and says how to install them; it never skips.
@@ -16,14 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import browser_check  # noqa: E402
 
-NOTEBOOKS = browser_check.default_notebooks()
+
+def test_the_script_checks_the_first_notebook_and_the_playground_notebook():
+    first, with_widget = browser_check.default_notebooks()
+    assert first == browser_check.FIRST_NOTEBOOK
+    assert "course_lib.playground" in with_widget.read_text(encoding="utf-8")
 
 
-def test_the_playground_notebook_is_among_those_checked():
-    assert len(NOTEBOOKS) == 2, "no course notebook stores a widget output (the chunk playground)"
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", [browser_check.FIRST_NOTEBOOK], ids=lambda p: p.stem)
 def test_a_notebook_runs_and_renders_in_jupyterlab(notebook):
     report = browser_check.run_notebook_in_browser(notebook)
     print(f"\n{report}")
