@@ -166,14 +166,18 @@ def breakpoint_distances(
 
 def _split_segment(text: str, units: list[tuple[int, int]], distances: np.ndarray, lo: int, hi: int,
                    size: int, tok: Any) -> list[tuple[int, int, int]]:
-    """Units [lo, hi) as one chunk if it fits, else cut at the largest distance inside and recurse."""
-    start, end = units[lo][0], units[hi - 1][1]
-    n = tok.count(text[start:end])
-    if n <= size or hi - lo == 1:
-        return [(start, end, n)]
-    cut = lo + 1 + int(np.argmax(distances[lo:hi - 1]))  # gap g lies between units g and g + 1
-    return (_split_segment(text, units, distances, lo, cut, size, tok)
-            + _split_segment(text, units, distances, cut, hi, size, tok))
+    """Units [lo, hi) as one chunk if it fits, else cut at the largest distance inside, and again, until all fit."""
+    pieces, pending = [], [(lo, hi)]
+    while pending:  # a stack, not recursion: a long segment may need thousands of cuts
+        lo, hi = pending.pop()
+        start, end = units[lo][0], units[hi - 1][1]
+        n = tok.count(text[start:end])
+        if n <= size or hi - lo == 1:
+            pieces.append((start, end, n))
+            continue
+        cut = lo + 1 + int(np.argmax(distances[lo:hi - 1]))  # gap g lies between units g and g + 1
+        pending += [(cut, hi), (lo, cut)]  # the left part is taken next
+    return pieces
 
 
 def _breakpoint(text: str, size: int, model: Any, tokenizer: Any, percentile: float, buffer: int,
