@@ -40,6 +40,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,17 +163,37 @@ def _quote_pattern(quote: str) -> re.Pattern:
 
 
 def _closest_passage(quote: str, documents: Sequence[Document]) -> str:
-    """Where the longest piece of `quote` occurs: '<path>: "<passage>"'."""
-    best = (-1, "", "")
-    wanted = " ".join(quote.split())
+    """Where the quote's words come closest: '<path>: "<passage>"'.
+
+    Every window of as many words as the quote is scored by the words it shares with the quote
+    (case and punctuation ignored); ties go to a window that starts with the quote's first word,
+    then to the one that reads most alike (difflib's ratio).
+    """
+    wanted = quote.split()
+    target = Counter(_bare(w) for w in wanted)
+    scored: list[tuple[int, str, list[str]]] = []
     for doc in documents:
-        flat = " ".join(doc.text.split())
-        match = difflib.SequenceMatcher(None, flat, wanted, autojunk=False).find_longest_match(
-            0, len(flat), 0, len(wanted))
-        if match.size > best[0]:
-            start = max(0, match.a - match.b)
-            best = (match.size, doc.path, flat[start:start + len(wanted)])
-    return f'{best[1]}: "{_one_line(best[2], 80)}"'
+        words = doc.text.split()
+        bare = [_bare(w) for w in words]
+        for i in range(max(1, len(words) - len(wanted) + 1)):
+            window = Counter(bare[i:i + len(wanted)])
+            scored.append((sum((window & target).values()), doc.path, words[i:i + len(wanted)]))
+    top = max(score for score, _, _ in scored)
+    if top == 0:
+        return "none (no passage shares a word with it)"
+    ties = [(path, window) for score, path, window in scored if score == top][:200]
+    matcher = difflib.SequenceMatcher(None, "", " ".join(wanted), autojunk=False)
+
+    def likeness(candidate: tuple[str, list[str]]) -> tuple[bool, float]:
+        matcher.set_seq1(" ".join(candidate[1]))
+        return _bare(candidate[1][0]) == _bare(wanted[0]), matcher.ratio()
+
+    path, window = max(ties, key=likeness)
+    return f'{path}: "{_one_line(" ".join(window), 80)}"'
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:!?\"'()[]{}*_`").lower()
 
 
 def _spans_of_quote(quote: str, documents: Sequence[Document]) -> list[tuple[str, int, int]]:
@@ -435,8 +456,8 @@ class SentenceTransformerEmbedder:
         return doc, token_vectors(self.model, doc, self.window, self.late_overlap)
 
 
-def _key(*parts: str) -> bytes:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).digest()
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VectorCache:
@@ -448,21 +469,21 @@ class VectorCache:
 
     def __init__(self, folder: str | Path | None, model_name: str):
         self.folder = None if folder is None else Path(folder) / hashlib.sha256(model_name.encode()).hexdigest()[:20]
-        self.vectors: dict[bytes, np.ndarray] = {}
-        self.new: dict[bytes, np.ndarray] = {}
+        self.vectors: dict[str, np.ndarray] = {}
+        self.new: dict[str, np.ndarray] = {}
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.glob("*.npz")):
                 with np.load(path) as stored:
                     self.vectors.update(zip(stored["keys"].tolist(), stored["vectors"]))
         self.loaded = len(self.vectors)
 
-    def __contains__(self, key: bytes) -> bool:
+    def __contains__(self, key: str) -> bool:
         return key in self.vectors
 
-    def __getitem__(self, key: bytes) -> np.ndarray:
+    def __getitem__(self, key: str) -> np.ndarray:
         return self.vectors[key]
 
-    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+    def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         for key, vector in zip(keys, vectors):
             self.vectors[key] = self.new[key] = np.asarray(vector, dtype=np.float32)
 
@@ -473,7 +494,7 @@ class VectorCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(list(self.folder.glob('*.npz')))}"
         tmp = self.folder / f".{name}.tmp.npz"
-        np.savez(tmp, keys=np.array(list(self.new), dtype="S32"), vectors=np.stack(list(self.new.values())))
+        np.savez(tmp, keys=np.array(list(self.new), dtype="U64"), vectors=np.stack(list(self.new.values())))
         os.replace(tmp, self.folder / f"{name}.npz")
         self.new = {}
 
@@ -655,9 +676,9 @@ def evaluate(
     store = VectorCache(cache, embedder.name)
     doc_hash = {doc.path: hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest() for doc in documents}
     query_keys = [_key("text", q.question) for q in question_list]
-    todo: dict[str, dict[bytes, str]] = {"": _missing(store, query_keys, [q.question for q in question_list], {})}
-    vector_keys: dict[str, list[bytes]] = {}
-    late_todo: dict[str, dict[bytes, tuple[int, int]]] = {}  # document -> key -> chunk span, for every late strategy
+    todo: dict[str, dict[str, str]] = {"": _missing(store, query_keys, [q.question for q in question_list], {})}
+    vector_keys: dict[str, list[str]] = {}
+    late_todo: dict[str, dict[str, tuple[int, int]]] = {}  # document -> key -> chunk span, for every late strategy
     late_users: dict[str, set[str]] = {}  # document -> the late strategies whose vectors it still has to give
     planned = set(todo[""])
     for spec in specs:
@@ -733,9 +754,9 @@ def evaluate(
                       cache={"vectors_loaded": store.loaded, "vectors_embedded": len(store.vectors) - store.loaded})
 
 
-def _missing(store: VectorCache, keys: Sequence[bytes], texts: Sequence[str], planned: set[bytes]) -> dict[bytes, str]:
+def _missing(store: VectorCache, keys: Sequence[str], texts: Sequence[str], planned: set[str]) -> dict[str, str]:
     """The texts to embed: each distinct key once, unless the cache has it or an earlier step will embed it."""
-    todo: dict[bytes, str] = {}
+    todo: dict[str, str] = {}
     for key, text in zip(keys, texts):
         if key not in store and key not in planned and key not in todo:
             todo[key] = text
@@ -754,14 +775,20 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
 
-def format_table(report: EvalReport) -> str:
-    """The results as a plain-text table, best first, metrics in percent."""
-    head = ["strategy", *(title.format(k=report.k) for _, title in COLUMNS),
-            "chunks", "mean tokens", "index", "seconds"]
+def format_table(report: EvalReport, *, seconds: bool = True) -> str:
+    """The results as a plain-text table, best first, metrics in percent (`seconds=False`: no timings)."""
+    head = ["strategy", *(title.format(k=report.k) for _, title in COLUMNS), "chunks", "mean tokens", "index"]
     rows = [[r.strategy, *(f"{100 * r.metrics[m]:.1f}" for m, _ in COLUMNS), str(r.chunks), f"{r.mean_tokens:.0f}",
-             _size(r.index_bytes), f"{r.seconds:.1f}"] for r in report.results]
+             _size(r.index_bytes)] for r in report.results]
+    if seconds:
+        head.append("seconds")
+        for row, r in zip(rows, report.results):
+            row.append(f"{r.seconds:.1f}")
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
-    line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
 
 
@@ -788,9 +815,10 @@ def _figure_png(report: EvalReport) -> bytes:
     for family in families:
         rows = sorted((r for r in report.results if r.family == family), key=lambda r: r.mean_tokens)
         x = [r.mean_tokens for r in rows]
-        style = "--" if family.startswith("late:") else "-"
+        late = family.startswith("late:")
         for ax, metric in zip(axes, ("recall_at_k", "iou")):
-            ax.plot(x, [100 * r.metrics[metric] for r in rows], style, marker="o", label=family)
+            ax.plot(x, [100 * r.metrics[metric] for r in rows], "--" if late else "-", marker="s" if late else "o",
+                    label=family)
     iou = "IoU" + (f" (budget {report.budget} tokens)" if report.budget else f" (top {report.k})")
     for ax, title in zip(axes, (f"recall@{report.k}", iou)):
         ax.set_xlabel("mean chunk size (cl100k tokens)")

@@ -278,6 +278,20 @@ def test_cache_embeds_only_new_chunks_and_late_encodes_each_document_once(folder
     assert {r.strategy: r.metrics for r in after.results}["fixed:12"] == same["fixed:12"], "cached = computed"
 
 
+def test_the_cache_returns_every_vector_it_stored(tmp_path):
+    keys = [chunk_eval._key("text", str(i)) for i in range(600)]  # many keys: some digests end in zero bytes
+    vectors = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+    store = chunk_eval.VectorCache(tmp_path, "model")
+    store.put(keys[:300], vectors[:300])
+    store.flush()
+    store.put(keys[300:], vectors[300:])
+    store.flush()
+    again = chunk_eval.VectorCache(tmp_path, "model")
+    assert again.loaded == 600 and all(np.array_equal(again[k], v) for k, v in zip(keys, vectors))
+    assert chunk_eval.VectorCache(tmp_path, "another model").loaded == 0
+    assert not list(tmp_path.rglob(".*tmp*")), "no temporary file is left behind"
+
+
 def test_html_report_is_self_contained(folder, tmp_path, toy_model):
     docs, questions = folder
     out = tmp_path / "report.html"
