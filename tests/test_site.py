@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import build_site
+import build_site  # noqa: E402
 
 
 def _png_outputs(path: Path) -> int:
@@ -84,7 +84,7 @@ def test_goals_are_read_from_the_first_markdown_cell():
 
 def test_a_notebook_without_learning_goals_is_an_error():
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 09 · A title\n\nNo goals here.")])
-    with pytest.raises(ValueError, match="09_x.ipynb: .*Learning goals"):
+    with pytest.raises(ValueError, match=r"09_x\.ipynb: .*Learning goals"):
         build_site.contents_of(notebook, "09_x.ipynb")
 
 
@@ -113,13 +113,14 @@ def test_a_widget_with_a_stored_picture_keeps_it():
         "text/plain": "Chunk playground", "text/html": "<p>the starting view</p>",
         build_site.WIDGET_VIEW: {"model_id": "abc", "version_major": 2, "version_minor": 0}})]
     cleaned = build_site._prepared(nbformat.v4.new_notebook(cells=[cell]))
-    assert cleaned.cells[0].outputs[0].data == {"text/plain": "Chunk playground", "text/html": "<p>the starting view</p>"}
+    assert cleaned.cells[0].outputs[0].data == {"text/plain": "Chunk playground",
+                                                "text/html": "<p>the starting view</p>"}
 
 
 def test_the_site_has_the_course_title_of_the_readme(site):
     out, *_ = site
     heading = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
-    assert heading.startswith("# ") and build_site.COURSE_TITLE == heading[2:]
+    assert heading.startswith("# ") and heading[2:] == build_site.COURSE_TITLE
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f"<title>{build_site.COURSE_TITLE}</title>" in index and f"<h1>{build_site.COURSE_TITLE}</h1>" in index
 
