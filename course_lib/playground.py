@@ -166,7 +166,7 @@ def playground(text: str, strategy: str = "recursive", size: int = 100, overlap:
         if not low <= value <= high:
             raise ValueError(f"{name}={value} is outside the playground's range {low}..{high} for "
                              f"strategy={strategy!r}; start from a value in that range")
-    style = {"description_width": "11em"}
+    style = {"description_width": "12.5em"}
     strategy_menu = widgets.Dropdown(options=offered, value=strategy, description="strategy", style=style)
     tokenizer_menu = widgets.Dropdown(options=TOKENIZERS, value=tokenizer, description="count in", style=style)
     size_slider, size_box, size_row = _number_control("size", style)
