@@ -278,6 +278,18 @@ def test_cache_embeds_only_new_chunks_and_late_encodes_each_document_once(folder
     assert {r.strategy: r.metrics for r in after.results}["fixed:12"] == same["fixed:12"], "cached = computed"
 
 
+def test_headers_variant_embeds_the_heading_path_but_keeps_the_chunk_offsets(folder):
+    docs, questions = folder
+    embedder = ToyEmbedder()
+    report = evaluate(docs, questions, ["headers:markdown:16", "markdown:16"], embedder=embedder, cache=None)
+    assert "pump > XR-12 pump > Spare parts\n\nOrder new seals from the north depot." in embedder.encoded
+    assert "notes/faq\n\nQ: Who approves orders?" in embedder.encoded, "plain text: the title only"
+    chunks = {r.strategy: r.chunks for r in report.results}
+    assert chunks["headers:markdown:16"] == chunks["markdown:16"]
+    headed = next(r for r in report.results if r.strategy == "headers:markdown:16")
+    assert all(DOCS[d][s:e] for d, s, e in headed.top), "offsets still point at the source text"
+
+
 def test_the_cache_returns_every_vector_it_stored(tmp_path):
     keys = [chunk_eval._key("text", str(i)) for i in range(600)]  # many keys: some digests end in zero bytes
     vectors = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
