@@ -21,7 +21,7 @@ import os
 import sys
 import weakref
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ def install_encoding_file(name: str) -> Path:
     return target
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     """Return the tiktoken `Encoding` `name` ("cl100k_base" or "o200k_base"), offline."""
     install_encoding_file(name)
@@ -128,13 +128,16 @@ class _Tiktoken(_Tokenizer):
         ids = self.encoding.encode_to_numpy(text, disallowed_special=())
         byte_starts = np.zeros(len(ids), dtype=np.int64)
         np.cumsum(_token_byte_lengths(self.encoding)[ids[:-1]], out=byte_starts[1:])
-        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        encoded = text.encode("utf-8")
+        if len(encoded) == len(text):  # ASCII: every byte is a character
+            return byte_starts
+        data = np.frombuffer(encoded, dtype=np.uint8)
         is_char_start = (data & 0xC0) != 0x80
         char_of_byte = np.cumsum(is_char_start) - 1
         return np.where(is_char_start[byte_starts], char_of_byte[byte_starts], -1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
     lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
     for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
@@ -223,7 +226,7 @@ def resolve_tokenizer(tokenizer: Any) -> _Tokenizer:
                     '"chars", a tiktoken Encoding, a Hugging Face tokenizer or a callable str -> int')
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tiktoken_adapter(name: str) -> _Tiktoken:
     return _Tiktoken(get_encoding(name))
 

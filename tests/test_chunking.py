@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
@@ -42,10 +43,24 @@ FRAGMENTS = [
     "😀", "<|endoftext|>", "\r\n", "\t", "# Heading\n", "## Sub\n", "```\n# code\n```\n", "a", " ",
     "Ünïcödé ", "3.85 ", "Sr. García. ", "x" * 40,
 ]
+# User-perceived characters made of several code points, and other text that breaks naive cuts
+ADVERSARIAL = [
+    "cafe\u0301", "e\u0301\u0302\u0323", " \u0301", "👨\u200d👩\u200d👧\u200d👦", "👍🏽", "🏳️\u200d🌈", "🇪🇸", "🇫🇷🇩🇪",
+    "\U0001F1EA", "\u1100\u1161\u11a8", "\u1112\u1161\u11ab\u1100\u1173\u11af", "한국어", "日本語のテキスト",
+    "中文", "שָׁלוֹם", "مرحبا بالعالم", "\u200f\u202e", "क्षि", "\r\n", "\r", "\n", "<|endoftext|>", "<|fim_prefix|>",
+    "[CLS]", "[SEP]", "  ", "\t", "a", "Dr. ", "x" * 30, "\ufeff", "\u0600\u0661",
+]
 texts = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join),
+    st.lists(st.sampled_from(ADVERSARIAL + FRAGMENTS[:4]), max_size=25).map("".join),
     st.text(st.characters(exclude_categories=("Cs",)), max_size=200),
 )
+sizes = st.one_of(st.integers(1, 40), st.integers(1, 512))
+
+
+def cluster_boundaries(text: str) -> set[int]:
+    """The oracle: every extended grapheme cluster boundary (UAX #29), by the regex package's \\X."""
+    return {0} | {m.end() for m in regex.finditer(r"\X", text)}
 
 
 def count(tokenizer, text: str) -> int:
@@ -56,7 +71,9 @@ def check_invariants(text: str, chunks: list[Chunk], size: int | None, overlap: 
     """The promises every size-based chunker makes."""
     previous = None
     covered = [0] * len(text)
+    boundaries = cluster_boundaries(text)
     for c in chunks:
+        assert c.start in boundaries and c.end in boundaries, f"{c!r} cuts a user-perceived character"
         assert text[c.start:c.end] == c.text, "offsets must point at the chunk's text"
         assert c.text.strip(), "no whitespace-only chunks"
         assert c.n_tokens == count(tokenizer, c.text), "n_tokens is the recount of the text"
@@ -78,18 +95,30 @@ def check_invariants(text: str, chunks: list[Chunk], size: int | None, overlap: 
 
 
 def run_or_too_small(chunker, text, size, overlap, tokenizer):
-    """A single character may need more tokens than `size`: that must be a clear error."""
+    """Only a user-perceived character that alone needs more than `size` tokens is an error,
+    and the error names it and its count."""
+    too_big = {m.group() for m in regex.finditer(r"\X", text) if count(tokenizer, m.group()) > size}
     try:
-        return chunker(text, size, overlap, tokenizer=tokenizer)
+        chunks = chunker(text, size, overlap, tokenizer=tokenizer)
     except ValueError as exc:
-        assert "too small" in str(exc) and f"size={size}" in str(exc)
+        message = str(exc)
+        assert f"size={size} is too small" in message
+        named = re.search(r"character(?: of \d+ code points)? (.*) \(U\+.*\) at offset (\d+) alone takes (\d+) tokens",
+                          message)
+        assert named, message
+        offset, n = int(named.group(2)), int(named.group(3))
+        culprit = regex.match(r"\X", text[offset:]).group()
+        assert offset in cluster_boundaries(text) and culprit in too_big, f"wrong culprit: {message}"
+        assert n == count(tokenizer, culprit) > size, message
         return None
+    assert not too_big or chunks is not None
+    return chunks
 
 
 @pytest.mark.parametrize("kind", sorted(TOKENIZERS))
 @pytest.mark.parametrize("name", sorted(SIZE_CHUNKERS))
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=texts, size=st.integers(1, 40), data=st.data())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts, size=sizes, data=st.data())
 def test_size_chunkers_keep_their_promises(name, kind, text, size, data):
     overlap = data.draw(st.integers(0, size - 1))
     chunks = run_or_too_small(SIZE_CHUNKERS[name], text, size, overlap, TOKENIZERS[kind])
@@ -127,9 +156,92 @@ def test_single_character_bigger_than_size_is_an_error():
 def test_cjk_and_emoji_zwj_never_split_inside_a_character():
     text = "中文没有空格的句子很长，也没有任何分隔符号。" * 20 + "👨‍👩‍👧‍👦" * 10
     for chunker in (fixed_size_chunks, recursive_chunks):
-        chunks = chunker(text, 7, 2)
-        check_invariants(text, chunks, 7, 2, "cl100k_base")
+        chunks = chunker(text, 18, 2)  # the family emoji alone takes 18 cl100k tokens
+        check_invariants(text, chunks, 18, 2, "cl100k_base")
         assert all("\ufffd" not in c.text for c in chunks)
+        with pytest.raises(ValueError, match=r"size=7 is too small: the character of 7 code points .* alone takes 18"):
+            chunker(text, 7, 2)
+
+
+# Regressions of issue 10: cuts inside a user-perceived character, a wrong culprit at small sizes
+
+
+def test_no_chunk_is_a_lone_combining_accent():
+    text = "cafe\u0301 cafe\u0301 cafe\u0301"
+    chunks = fixed_size_chunks(text, 5, tokenizer="chars")
+    assert [c.text for c in chunks] == ["cafe\u0301", " caf", "e\u0301", " caf", "e\u0301"]
+    check_invariants(text, chunks, 5, 0, "chars")
+
+
+def test_japanese_then_combining_accent_with_o200k():
+    text = "日本語のテキストを小さく分けます。" * 3 + "e\u0301"
+    for chunker in (fixed_size_chunks, recursive_chunks):
+        chunks = chunker(text, 8, tokenizer="o200k_base")
+        check_invariants(text, chunks, 8, 0, "o200k_base")
+        assert chunks[-1].text.endswith("e\u0301")
+
+
+@pytest.mark.parametrize(("text", "size", "expected"), [
+    ("🇪🇸🇫🇷🇩🇪", 2, ["🇪🇸", "🇫🇷", "🇩🇪"]),  # flags are pairs of regional indicators
+    ("\u1100\u1161\u11a8\u1100\u1161\u11a8", 4, ["\u1100\u1161\u11a8", "\u1100\u1161\u11a8"]),  # jamo
+    ("ab\r\ncd", 3, ["ab", "\r\nc", "d"]),  # CR LF is one character
+    ("👍🏽👍🏽", 3, ["👍🏽", "👍🏽"]),  # skin tone modifier
+])
+def test_clusters_stay_whole_with_chars(text, size, expected):
+    assert [c.text for c in fixed_size_chunks(text, size, tokenizer="chars")] == expected
+
+
+def test_size_one_chunks_text_whose_characters_each_fit():
+    text = "El plazo de devolución es de treinta días"
+    for chunker in (fixed_size_chunks, recursive_chunks):
+        chunks = chunker(text, 1)
+        check_invariants(text, chunks, 1, 0, "cl100k_base")
+        assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_small_size_error_names_the_cluster_that_does_not_fit():
+    text = "hola 👨\u200d👩\u200d👧 adiós"
+    with pytest.raises(ValueError, match=r"size=4 is too small: the character of 5 code points .* at offset 5 alone "
+                                         r"takes 13 tokens.*use size >= 13"):
+        recursive_chunks(text, 4)
+    assert fixed_size_chunks(text, 13)  # at its own size it fits
+
+
+# One sentence rule (issue 10): split_sentences and the recursive presets agree
+
+
+SENTENCE_TEXTS = [
+    "Dr. Smith met Mr. Jones at 9 a.m. on Jan. 5. The fee rose to 3.85 dollars, i.e. about 6%. Was it worth it? Yes!",
+    "La Sra. Pérez llegó a las 9. ¿Vendrá el Dr. Gil? No lo sé... Quizá mañana. El pedido núm. 45, p. ej. el "
+    "de ayer, cuesta aprox. 3,85 euros. ¡Qué caro!",
+]
+
+
+@pytest.mark.parametrize("text", SENTENCE_TEXTS)
+def test_recursive_presets_cut_sentences_like_split_sentences(text):
+    # at a size where every sentence fits, the preset's sentence level cuts only where split_sentences does
+    sentences = split_sentences(text, "en" if text.startswith("Dr.") else "es")
+    widest = max(count("cl100k_base", text[a:b]) for a, b in sentences)
+    for size in (widest, widest + 10):
+        chunks = recursive_chunks(text, size, separators=[SEPARATORS["prose"][2]])
+        assert {c.start for c in chunks} <= {a for a, _ in sentences}
+        assert {c.end for c in chunks} <= {b for _, b in sentences}
+        assert not any(c.text.endswith(("Dr.", "Mr.", "Sra.", "núm.", "aprox.", "p.")) for c in chunks)
+
+
+def test_presets_share_the_rule_with_both_languages():
+    from course_lib.chunking import SENTENCE_END, sentence_end_pattern
+
+    assert SENTENCE_END == sentence_end_pattern(("en", "es"))
+    for preset in ("prose", "markdown", "transcript"):
+        assert SENTENCE_END in SEPARATORS[preset]
+    # Spanish abbreviations in an English splitter are sentence ends; the presets know both
+    text = "Vino la Sra. Pérez. Luego el Dr. Gil."
+    assert len(split_sentences(text, "en")) == 3
+    assert len(split_sentences(text, "es")) == 2
+    assert [c.text for c in recursive_chunks(text, 12)] == ["Vino la Sra. Pérez.", "Luego el Dr. Gil."]
+    with pytest.raises(ValueError, match="languages"):
+        sentence_end_pattern(("fr",))
 
 
 def test_base64_blob_without_separators():

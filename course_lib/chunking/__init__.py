@@ -18,11 +18,18 @@ from course_lib.chunking._measure import Chunk, Span, as_spans
 from course_lib.chunking.fixed import fixed_size_chunks
 from course_lib.chunking.markdown import markdown_chunks, markdown_sections
 from course_lib.chunking.recursive import SEPARATORS, recursive_chunks
-from course_lib.chunking.sentences import ABBREVIATIONS, sentence_chunks, split_sentences
+from course_lib.chunking.sentences import (
+    ABBREVIATIONS,
+    SENTENCE_END,
+    sentence_chunks,
+    sentence_end_pattern,
+    split_sentences,
+)
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = [
     "ABBREVIATIONS",
+    "SENTENCE_END",
     "SEPARATORS",
     "Chunk",
     "Span",
@@ -33,5 +40,16 @@ __all__ = [
     "recursive_chunks",
     "resolve_tokenizer",
     "sentence_chunks",
+    "sentence_end_pattern",
     "split_sentences",
 ]
+
+
+def __getattr__(name: str):
+    # semantic_chunks lives in course_lib.chunking.semantic, imported on first use: it registers itself
+    # with course_lib.strategies, which imports this package (an import here would be circular)
+    if name == "semantic_chunks":
+        from course_lib.chunking.semantic import semantic_chunks
+
+        return semantic_chunks
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

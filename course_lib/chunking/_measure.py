@@ -1,17 +1,26 @@
-"""The engine under every size-limited chunker: `Chunk`, spans, and token counts of spans.
+r"""The engine under every size-limited chunker: `Chunk`, spans, and token counts of spans.
 
 A `_Measure` tokenizes a text once and answers "how many tokens in text[a:b]?" from
 that single tokenization where it is exact (tiktoken and "chars" at word starts),
 re-encoding only the ends of a span otherwise. Internal; the chunkers build on it.
+
+Cuts never fall inside a user-perceived character, an extended grapheme cluster of
+Unicode UAX #29 ("e" + combining accent, an emoji ZWJ sequence, a flag, a Hangul
+syllable written as jamo, CR LF). Most positions are cluster boundaries for a simple
+reason (neither neighbour can glue to the other), which two lookup tables decide for
+every candidate cut at once; only the few doubtful positions ask the `regex` package's
+`\X`, from the nearest sure boundary before them, never over the whole text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Union
 
 import numpy as np
+import regex
 
 from course_lib.tokens import _Tokenizer
 
@@ -48,22 +57,118 @@ def as_spans(text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
     return spans
 
 
-_IS_SPACE = np.array([chr(c).isspace() for c in range(0x3001)])  # no white space above U+3000
+# ---------------------------------------------------------------------------
+# Extended grapheme clusters (UAX #29) around candidate cuts
+# ---------------------------------------------------------------------------
+
+_CLUSTER = regex.compile(r"\X")
+_TABLE_SIZE = 0x30000  # code points above are treated as doubtful and checked with \X
+_FIRST_GLUE = 0x300  # no code point below U+0300 glues to a neighbour, apart from CR LF
 
 
-def _word_start_mask(text: str) -> np.ndarray:
-    """mask[p] is True where a cut at p falls before a word: p == 0, p == len(text), or a space
-    that follows a non-space character. For tiktoken such a space always opens a new
-    pre-tokenizer piece, so a cut there never changes how the text around it tokenizes."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    mask = np.zeros(len(text) + 1, dtype=bool)
-    before = codes[:-1]
-    space_before = np.zeros(len(before), dtype=bool)
-    low = before < len(_IS_SPACE)
-    space_before[low] = _IS_SPACE[before[low]]
-    mask[1:-1] = (codes[1:] == 32) & ~space_before
-    mask[0] = mask[-1] = True
-    return mask
+@cache
+def _glue_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(glues_to_next, glues_to_previous): per code point, whether a cluster may continue
+    after it (Prepend, Hangul L, ZWJ, Extend, regional indicators) or may join the character
+    before it (Extend, ZWJ, SpacingMark, Hangul V and T, regional indicators). CR and LF,
+    whose only cluster is CR LF, are handled before the tables are read.
+    A position whose left neighbour cannot glue forward and whose right neighbour cannot
+    glue backward is always a cluster boundary; the last entry stands for "any code point
+    above the table" and is doubtful both ways."""
+    chars = np.arange(_TABLE_SIZE, dtype="<u4").tobytes().decode("utf-32-le", errors="surrogatepass")
+    tables = []
+    for members in (r"\p{GCB=Prepend}\p{GCB=L}\p{GCB=ZWJ}\p{GCB=Extend}\p{GCB=Regional_Indicator}",
+                    r"\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=V}\p{GCB=T}\p{GCB=Regional_Indicator}"):
+        table = np.zeros(_TABLE_SIZE + 1, dtype=bool)
+        table[[m.start() for m in regex.finditer(f"[{members}]", chars)]] = True
+        table[_TABLE_SIZE] = True
+        tables.append(table)
+    return tables[0], tables[1]
+
+
+def _sure_boundary(text: str, p: int) -> bool:
+    """True if p is certainly a cluster boundary, judged from its two neighbours alone."""
+    if p <= 0 or p >= len(text):
+        return True
+    x, y = ord(text[p - 1]), ord(text[p])
+    if x == 13 or y == 10 or (x < 0x80 and y < 0x80):  # a break after CR and before LF, except CR LF
+        return not (x == 13 and y == 10)
+    glues_to_next, glues_to_previous = _glue_tables()
+    return not (glues_to_next[min(x, _TABLE_SIZE)] or glues_to_previous[min(y, _TABLE_SIZE)])
+
+
+def _cluster_edges(text: str, p: int, known: int = 0) -> tuple[int, int]:
+    r"""`(p, p)` if p is a cluster boundary, else the start and end of the cluster around p.
+
+    `\X` runs from the nearest sure boundary before p (or from `known`, a boundary <= p)."""
+    q = p
+    while q > known and not _sure_boundary(text, q):
+        q -= 1
+    start = q
+    while q < p:
+        start, q = q, _CLUSTER.match(text, q).end()
+    return (p, p) if q == p else (start, q)
+
+
+def _is_boundary(text: str, p: int) -> bool:
+    """True if a cut at p leaves every extended grapheme cluster whole."""
+    return _sure_boundary(text, p) or _cluster_edges(text, p)[0] == p
+
+
+def _snap_to_clusters(text: str, codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The sorted cut positions that keep clusters whole: each of `positions` (sorted, in
+    0..len(text)) that is a cluster boundary, and for each that is not, the start and the end
+    of the cluster it falls in."""
+    n = len(text)
+    if n < 2 or len(positions) == 0 or ("\r\n" not in text and int(codes.max()) < _FIRST_GLUE):
+        return positions  # plain text: every position is a boundary
+    glues_to_next, glues_to_previous = _glue_tables()
+    q = np.clip(positions, 1, n - 1)
+    x, y = codes[q - 1], codes[q]
+    edge = (positions <= 0) | (positions >= n)
+    crlf = (x == 13) & (y == 10) & ~edge  # the one cluster of two controls: its ends are always boundaries
+    glued = (glues_to_next[np.minimum(x, _TABLE_SIZE)] | glues_to_previous[np.minimum(y, _TABLE_SIZE)])
+    glued &= ~((x == 13) | (y == 10) | edge)
+    if not (crlf.any() or glued.any()):
+        return positions
+    moved = [positions[crlf] - 1, positions[crlf] + 1]
+    known = 0
+    for pos in positions[glued].tolist():
+        start, end = _cluster_edges(text, pos, known)
+        moved.append(np.array((start, end), dtype=positions.dtype))
+        known = start
+    merged = np.sort(np.concatenate((positions[~(crlf | glued)], *moved)), kind="stable")
+    return merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
+
+
+def _cluster_at(text: str, p: int) -> str:
+    """The extended grapheme cluster that starts at p (p must be a cluster boundary)."""
+    return _CLUSTER.match(text, p).group()
+
+
+# ---------------------------------------------------------------------------
+# Token counts of spans
+# ---------------------------------------------------------------------------
+
+# white space by code point; none above U+3000 (the last entry stands for all of those)
+_IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
+
+
+def _word_starts_at(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """For each position p: True where a cut at p falls before a word (p == 0, p == len(text),
+    or a space that follows a non-space character). For tiktoken such a space always opens a
+    new pre-tokenizer piece, so a cut there never changes how the text around it tokenizes."""
+    n = len(codes)
+    if n < 2:
+        return np.ones(len(positions), dtype=bool)
+    q = np.clip(positions, 1, n - 1)
+    out = (codes[q] == 32) & ~_IS_SPACE[np.minimum(codes[q - 1], len(_IS_SPACE) - 1)]
+    out |= (positions <= 0) | (positions >= n)
+    return out
 
 
 class _Measure:
@@ -73,10 +178,17 @@ class _Measure:
         self.text = text
         self.tokenizer = tokenizer
         self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
-        self.word_start = _word_start_mask(text)
+        self.codes = _code_points(text)
         self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
-        exact_splits = tokenizer.exact_at_word_starts and self.starts is not None
-        self._word_starts = np.flatnonzero(self.word_start[1:-1]) + 1 if exact_splits else None
+        self._word_starts = None
+        if tokenizer.exact_at_word_starts and self.starts is not None:
+            # every word start is a token start for these tokenizers, so look among those only
+            candidates = self.raw_starts[(self.raw_starts > 0) & (self.raw_starts < len(text))]
+            self._word_starts = candidates[_word_starts_at(self.codes, candidates)]
+
+    def word_start(self, positions: np.ndarray) -> np.ndarray:
+        """True where a cut at the position falls before a word (see `_word_starts_at`)."""
+        return _word_starts_at(self.codes, positions)
 
     def token_index(self, positions: Sequence[int]) -> list[int]:
         """For each character position, how many tokens of the whole text start before it."""
@@ -119,19 +231,29 @@ class _Measure:
 
 
 def _strip(text: str, a: int, b: int) -> tuple[int, int]:
-    """Shrink [a, b) to exclude whitespace at both ends."""
+    """Shrink [a, b) to exclude whitespace at both ends, keeping clusters whole (white space
+    that carries a combining mark stays: the two are one user-perceived character)."""
+    a0, b0 = a, b
     while a < b and text[a].isspace():
         a += 1
     while b > a and text[b - 1].isspace():
         b -= 1
+    if a > a0 and a < b and not _sure_boundary(text, a):
+        a = _cluster_edges(text, a)[0]
+    if b < b0 and a < b and not _sure_boundary(text, b):
+        b = _cluster_edges(text, b)[1]
     return a, b
 
 
 def _too_big_error(text: str, pos: int, size: int, tokenizer: _Tokenizer) -> ValueError:
-    char = text[pos]
+    """The error for a user-perceived character (cluster) at `pos` that alone needs more than `size`."""
+    cluster = _cluster_at(text, pos)
+    points = " ".join(f"U+{ord(c):04X}" for c in cluster)
+    what = "character" if len(cluster) == 1 else f"character of {len(cluster)} code points"
+    n = tokenizer.count(cluster)
     return ValueError(
-        f"size={size} is too small: the character {char!r} (U+{ord(char):04X}) at offset {pos} alone takes "
-        f"{tokenizer.count(char)} tokens, and chunks never split a character; use a larger size"
+        f"size={size} is too small: the {what} {cluster!r} ({points}) at offset {pos} alone takes "
+        f"{n} tokens, and chunks never split a user-perceived character; use size >= {n}"
     )
 
 

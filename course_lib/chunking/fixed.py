@@ -5,41 +5,132 @@ Taught in notebooks/03_fixed_size_and_overlap.ipynb.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _too_big_error, _validate
+from course_lib.chunking._measure import (
+    Chunk,
+    _make_chunk,
+    _Measure,
+    _snap_to_clusters,
+    _strip,
+    _too_big_error,
+    _validate,
+)
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["fixed_size_chunks"]
 
 
-def _drive_windows(
-    cuts: Sequence[int],
-    content_end: int,
-    window: Callable[[int], tuple[int, int]],
-    share_from: Callable[[int, int], Iterable[int]],
-) -> list[tuple[int, int, int]]:
-    """Lay windows over `cuts` (legal cut positions) until `content_end` is covered.
+class _Windows:
+    """Windows of at most `size` tokens over [a, b) of a measured text, laid over legal cuts.
 
-    `window(i)` gives `(j, n_tokens)` for the window from cut i. The next window starts at
-    the first cut k from `share_from(i, j)` (cuts allowed to repeat text up to cut j) whose
-    window still reaches past cut j, else at j.
+    Legal cuts are token starts that are also character and cluster boundaries (a token
+    start inside a cluster moves to the cluster's two ends); a tokenizer that only counts
+    allows every cluster boundary. When no legal cut fits after a window's start (the
+    tokens there straddle characters), every cluster boundary up to the next legal cut
+    joins the candidates; only a single cluster that alone needs more than `size` tokens
+    is an error.
     """
-    out: list[tuple[int, int, int]] = []
-    i = 0
-    j, n = window(0)
-    while True:
-        out.append((int(cuts[i]), int(cuts[j]), n))
-        if cuts[j] >= content_end:
-            return out
-        for k in [*share_from(i, j), j]:
-            next_j, next_n = window(k)
-            if next_j > j:
-                break
-        i, j, n = k, next_j, next_n
+
+    def __init__(self, measure: _Measure, a: int, b: int, size: int, overlap: int, stripped: bool):
+        self.measure, self.size, self.overlap, self.stripped = measure, size, overlap, stripped
+        text = measure.text
+        if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
+            cuts = np.arange(a, b + 1)
+        else:  # a, b and every token start inside (a, b) that is also a character boundary
+            lo, hi = np.searchsorted(measure.starts, (a, b))
+            inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
+            cuts = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
+        cuts = _snap_to_clusters(text, measure.codes, cuts.astype(np.int64))
+        self._set(cuts[(cuts >= a) & (cuts <= b)])
+        self.content_end = _strip(text, a, b)[1]
+
+    def _set(self, cuts: np.ndarray) -> None:
+        self.cuts = cuts
+        self.last = len(cuts) - 1
+        self.safe = self.measure.word_start(cuts)
+        self.tok_index = None if self.measure.starts is None else np.searchsorted(self.measure.starts, cuts)
+
+    def index(self, position: int) -> int:
+        return int(np.searchsorted(self.cuts, position))
+
+    def count(self, i: int, j: int) -> int:
+        m, tok_index = self.measure, self.tok_index
+        if (tok_index is not None and m.tokenizer.exact_at_word_starts and self.safe[i] and self.safe[j]
+                and not self.stripped):
+            return int(tok_index[j] - tok_index[i])
+        return m.exact(int(self.cuts[i]), int(self.cuts[j]), stripped=self.stripped)
+
+    def _fit(self, i: int) -> tuple[int, int]:
+        """The farthest cut j > i (preferring word starts) whose window from cut i fits; (i, 0) if none."""
+        size, last, safe, tok_index = self.size, self.last, self.safe, self.tok_index
+        if tok_index is None:  # largest j whose text fits, by binary search on the count
+            lo, hi = i, last
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if self.count(i, mid) <= size else (lo, mid - 1)
+            j = lo
+        else:
+            limit = tok_index[i] + size
+            j = last if tok_index[last] <= limit else int(np.searchsorted(tok_index, limit, side="right")) - 1
+        if j < last:
+            j = next((k for k in range(j, i, -1) if safe[k]), j)
+        j = max(j, i + 1)  # the estimate counts tokens that straddle cut i + 1 on both sides: recount
+        n = 0
+        while j > i and (n := self.count(i, j)) > size:
+            j -= 1
+        return j, n
+
+    def _refine(self, i: int) -> bool:
+        """Add every cluster boundary between cut i and cut i + 1; False if there is none."""
+        a, b = int(self.cuts[i]), int(self.cuts[i + 1])
+        text = self.measure.text
+        inner = _snap_to_clusters(text, self.measure.codes, np.arange(a + 1, b, dtype=np.int64))
+        inner = inner[(inner > a) & (inner < b)]
+        if len(inner) == 0:
+            return False
+        self._set(np.concatenate((self.cuts[:i + 1], inner, self.cuts[i + 1:])))
+        return True
+
+    def window(self, i: int) -> tuple[int, int]:
+        """`(j, n_tokens)` of the window from cut i (cuts after i may be added on the way)."""
+        while True:
+            j, n = self._fit(i)
+            if j > i:
+                return j, n
+            if not self._refine(i):
+                raise _too_big_error(self.measure.text, int(self.cuts[i]), self.size, self.measure.tokenizer)
+
+    def share_from(self, i: int, j: int) -> list[int]:
+        """Cuts k in (i, j) at word starts whose text up to cut j holds at most `overlap` tokens."""
+        if not self.overlap:
+            return []
+        m, tok_index, safe = self.measure, self.tok_index, self.safe
+        first = i + 1 if tok_index is None else max(i + 1, int(np.searchsorted(tok_index, tok_index[j] - self.overlap)))
+        exact_j = m.tokenizer.exact_at_word_starts and safe[j] and not self.stripped
+        return [k for k in range(first, j)
+                if safe[k] and (exact_j or m.exact(int(self.cuts[k]), int(self.cuts[j])) <= self.overlap)]
+
+    def spans(self) -> list[tuple[int, int, int]]:
+        """Lay windows until the content is covered. The next window starts at the first cut
+        allowed to repeat text (`share_from`) whose window still reaches past the last end."""
+        out: list[tuple[int, int, int]] = []
+        i = 0
+        j, n = self.window(0)
+        while True:
+            start, end = int(self.cuts[i]), int(self.cuts[j])
+            out.append((start, end, n))
+            if end >= self.content_end:
+                return out
+            # positions, not indices: a window may add cuts, which shifts the indices after it
+            for position in [*(int(self.cuts[k]) for k in self.share_from(i, j)), end]:
+                k = self.index(position)
+                next_j, next_n = self.window(k)
+                if self.cuts[next_j] > end:
+                    break
+            i, j, n = k, next_j, next_n
 
 
 def _fixed_spans(
@@ -50,52 +141,7 @@ def _fixed_spans(
     With `stripped`, `n_tokens` counts each window without its surrounding white space
     (how the recursive splitter will emit it).
     """
-    text, tok = measure.text, measure.tokenizer
-    if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
-        cut_array = np.arange(a, b + 1)
-        tok_index = None
-    else:  # a, b and every token start inside (a, b) that is also a character boundary
-        lo, hi = np.searchsorted(measure.starts, (a, b))
-        inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
-        cut_array = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
-        tok_index = np.searchsorted(measure.starts, cut_array)
-    cuts = cut_array
-    safe = measure.word_start[cut_array]
-    last = len(cuts) - 1
-
-    def count(i: int, j: int) -> int:
-        if tok_index is not None and tok.exact_at_word_starts and safe[i] and safe[j] and not stripped:
-            return int(tok_index[j] - tok_index[i])
-        return measure.exact(int(cuts[i]), int(cuts[j]), stripped=stripped)
-
-    def window(i: int) -> tuple[int, int]:
-        if tok_index is None:  # largest j whose text fits, by binary search on the count
-            lo, hi = i, last
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if count(i, mid) <= size else (lo, mid - 1)
-            j = lo
-        else:
-            limit = tok_index[i] + size
-            j = last if tok_index[last] <= limit else int(np.searchsorted(tok_index, limit, side="right")) - 1
-        if j < last:
-            j = next((k for k in range(j, i, -1) if safe[k]), j)
-        while j > i and (n := count(i, j)) > size:
-            j -= 1
-        if j <= i:
-            raise _too_big_error(text, int(cuts[i]), size, tok)
-        return j, n
-
-    def share_from(i: int, j: int) -> Iterator[int]:
-        """Cuts k in (i, j) at word starts whose text up to cut j holds at most `overlap` tokens."""
-        first = i + 1 if tok_index is None else max(i + 1, int(np.searchsorted(tok_index, tok_index[j] - overlap)))
-        exact_j = tok.exact_at_word_starts and safe[j] and not stripped
-        for k in range(first, j):
-            if safe[k] and (exact_j or measure.exact(int(cuts[k]), int(cuts[j])) <= overlap):
-                yield k
-
-    content_end = _strip(text, a, b)[1]
-    return _drive_windows(cuts, content_end, window, share_from if overlap else lambda i, j: ())
+    return _Windows(measure, a, b, size, overlap, stripped).spans()
 
 
 def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl100k_base") -> list[Chunk]:
@@ -103,14 +149,19 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
 
     A cut moves back to the nearest word start inside the window, so words are not cut
     in half unless a single "word" is longer than the window (then any token boundary
-    that is also a character boundary is used). Whitespace-only windows are dropped.
+    that keeps user-perceived characters whole is used: never inside "e" + a combining
+    accent, an emoji sequence, a flag or CR LF). Whitespace-only windows are dropped.
+    A single user-perceived character that alone takes more than `size` tokens raises
+    `ValueError` naming it.
+
+    Taught in notebooks/03_fixed_size_and_overlap.ipynb (the library version of the
+    hand-built token windows).
     """
     _validate(text, size, overlap)
     if not text.strip():
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
-    return [
-        _make_chunk(text, s, e, n) for s, e, n in _fixed_spans(measure, 0, len(text), size, overlap) if text[s:e].strip()
-    ]
+    spans = _fixed_spans(measure, 0, len(text), size, overlap)
+    return [_make_chunk(text, s, e, n) for s, e, n in spans if text[s:e].strip()]
 
 

@@ -1,6 +1,11 @@
 """Recursive splitting: cut on the highest separator that occurs, recurse into pieces still too big, merge.
 
-Taught in notebooks/04_recursive_splitting.ipynb.
+Taught in notebooks/04_recursive_splitting.ipynb. The private helpers carry the names of
+the functions the notebook builds by hand, so the two read side by side:
+`_split_on` and `_first_split` (section 1), `_cut_between_tokens` and `_split_without_merge`
+(section 2), `_merge` and `_split_recursive` (section 3), `_tail_start` (section 4). The
+library adds what the notebook leaves out: one tokenization per text instead of a count
+per candidate span, and cuts that keep user-perceived characters whole.
 """
 
 from __future__ import annotations
@@ -10,37 +15,44 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
+import regex
+
+from course_lib.chunking._measure import Chunk, _is_boundary, _make_chunk, _Measure, _strip, _validate
 from course_lib.chunking.fixed import _fixed_spans
+from course_lib.chunking.sentences import SENTENCE_END
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["SEPARATORS", "recursive_chunks"]
 
-_SENTENCE_END = r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’»)\]]))\s+"
 
 SEPARATORS: dict[str, list[str]] = {
     # Regular expressions, highest level first; a cut goes where a match starts, so the
     # separator opens the next piece. Below the last one, pieces are cut between tokens.
-    "prose": [r"\n[ \t]*\n\s*", r"\n", _SENTENCE_END, r"\s+"],
+    # SENTENCE_END is the sentence rule of split_sentences, English and Spanish abbreviations together.
+    "prose": [r"\n[ \t]*\n\s*", r"\n", SENTENCE_END, r"\s+"],
     "markdown": [r"\n(?=# )", r"\n(?=## )", r"\n(?=### )", r"\n(?=#{4,6} )", r"\n[ \t]*\n\s*", r"\n",
-                 _SENTENCE_END, r"\s+"],
+                 SENTENCE_END, r"\s+"],
     # a match swallows the decorator lines, so the cut falls before them, not after
     "python": [r"\n(?:@\w[^\n]*\n)*(?=class )", r"\n(?:@\w[^\n]*\n)*(?=(?:async )?def )",
                r"\n(?:[ \t]+@\w[^\n]*\n)*(?=[ \t]+(?:async )?def )", r"\n[ \t]*\n", r"\n", r"\s+"],
     # a new line that opens with a speaker label such as "ANA:", "Speaker 2:" or "[00:12:05] Luis:"
+    "transcript": [r"\n(?=[ \t]*(?:\[[\d:.]+\][ \t]*)?[^\s:][^\n:]{0,39}:[ \t])", r"\n", SENTENCE_END, r"\s+"],
     # the separators of Chroma's RecursiveTokenChunker ("Evaluating Chunking Strategies for Retrieval",
     # 2024), as plain text escaped into regexes; its final "" (cut between tokens) is built in here
     "chroma": [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]],
-    "transcript": [r"\n(?=[ \t]*(?:\[[\d:.]+\][ \t]*)?[^\s:][^\n:]{0,39}:[ \t])", r"\n", _SENTENCE_END, r"\s+"],
 }
 
 
 @lru_cache(maxsize=64)
-def _compile(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
+def _compile(pattern: str) -> re.Pattern | regex.Pattern:
+    r"""`re` where it can; the `regex` package for what `re` lacks (`\p{...}`, variable-length lookbehind)."""
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return regex.compile(pattern)
 
 
-def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Pattern]:
+def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Pattern | regex.Pattern]:
     if separators is None:
         separators = "prose"
     if isinstance(separators, str):
@@ -53,42 +65,87 @@ def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Patte
         if not isinstance(sep, str) or not sep:
             raise ValueError(f"separators must be non-empty regular expressions (use re.escape for plain "
                              f"text); got {sep!r}")
-        patterns.append(_compile(sep))
+        try:
+            patterns.append(_compile(sep))
+        except regex.error as error:
+            raise ValueError(f"separator {sep!r} is not a valid regular expression: {error}") from None
     return patterns
 
 
-def _recursive(
-    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list[re.Pattern], *, exact: bool = False
-) -> list[tuple[int, int]]:
-    """The course's algorithm on [a, b): cut on the first separator that occurs, recurse only
-    into pieces still over `size`, then merge neighbours while they fit. Sizes are one-pass
-    estimates, or exact recounts with `exact`."""
-    if (measure.exact(a, b, stripped=True) if exact else measure.approx(a, b)) <= size:
-        return [(a, b)]
+Pieces = list[tuple[int, int]]
+
+
+def _split_on(measure: _Measure, a: int, b: int, pattern: re.Pattern | regex.Pattern) -> Pieces:
+    """Cut [a, b) where each match of `pattern` starts (never inside a user-perceived character)."""
+    text = measure.text
+    cuts = [m.start() for m in pattern.finditer(text, a, b) if a < m.start() and _is_boundary(text, m.start())]
+    return list(zip([a, *cuts], [*cuts, b]))
+
+
+def _first_split(measure: _Measure, a: int, b: int, patterns: list) -> tuple[Pieces | None, list]:
+    """The pieces at the highest separator that occurs in [a, b), and the separators below it."""
     for level, pattern in enumerate(patterns):
-        cuts = [m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()]
-        if cuts:
-            break
-    else:  # no separator left: cut between tokens
-        return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
-    pieces = list(zip([a, *cuts], [*cuts, b]))
+        pieces = _split_on(measure, a, b, pattern)
+        if len(pieces) > 1:
+            return pieces, patterns[level + 1:]
+    return None, []
+
+
+def _cut_between_tokens(measure: _Measure, a: int, b: int, size: int, overlap: int) -> Pieces:
+    """Last resort: windows of at most `size` tokens (stripped), as fixed-size chunking cuts them."""
+    return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
+
+
+def _split_without_merge(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list, *, exact: bool
+) -> Pieces:
+    """Pieces of [a, b) that each fit, found by recursing into the pieces still over `size`;
+    each level's pieces are merged before they are returned (by `_split_recursive`)."""
+    pieces, below = _first_split(measure, a, b, patterns)
+    if pieces is None:  # no separator left: cut between tokens
+        return _cut_between_tokens(measure, a, b, size, overlap)
     if exact:
         sizes = [measure.exact(s, e, stripped=True) for s, e in pieces]
     else:
         estimate = measure.span_counter(pieces)
         sizes = [estimate(k, k) for k in range(len(pieces))]
-    fragments: list[tuple[int, int]] = []
+    fragments: Pieces = []
     for (s, e), n in zip(pieces, sizes):
         if n <= size:
             fragments.append((s, e))
         else:
-            fragments += _recursive(measure, s, e, size, overlap, patterns[level + 1:], exact=exact)
+            fragments += _split_recursive(measure, s, e, size, overlap, below, exact=exact)
+    return fragments
+
+
+def _split_recursive(
+    measure: _Measure, a: int, b: int, size: int, overlap: int, patterns: list, *, exact: bool = False
+) -> Pieces:
+    """The course's algorithm on [a, b): a span that fits is one piece; otherwise split on
+    the first separator that occurs, recurse only into pieces still over `size`, then merge
+    neighbours while they fit. Sizes are one-pass estimates, or exact recounts with `exact`."""
+    if (measure.exact(a, b, stripped=True) if exact else measure.approx(a, b)) <= size:
+        return [(a, b)]
+    fragments = _split_without_merge(measure, a, b, size, overlap, patterns, exact=exact)
     return [(s, e) for s, e, _ in _merge(measure, fragments, size, overlap, patterns, exact=exact)]
 
 
+def _tail_start(measure: _Measure, pieces: Pieces, i: int, j: int, end: int, size: int, overlap: int,
+                estimate) -> int:
+    """The first piece of the next chunk: the previous chunk's last whole pieces (from piece i
+    to piece j - 1, ending at `end`) that hold at most `overlap` tokens, or piece j."""
+    text, k = measure.text, j
+    start = _strip(text, pieces[i][0], end)[0]
+    while k - 1 > i:
+        ts, te = _strip(text, pieces[k - 1][0], end)
+        if ts <= start or measure.exact(ts, te) > overlap or estimate(k - 1, j) > size:
+            break
+        k -= 1
+    return k
+
+
 def _merge(
-    measure: _Measure, pieces: list[tuple[int, int]], size: int, overlap: int, patterns: list[re.Pattern],
-    *, exact: bool,
+    measure: _Measure, pieces: Pieces, size: int, overlap: int, patterns: list, *, exact: bool,
 ) -> list[tuple[int, int, int]]:
     """Join neighbouring pieces while they fit; start each chunk with the previous one's tail.
 
@@ -118,7 +175,7 @@ def _merge(
                 break
             else:  # one piece that only looked small enough: split it again, counting exactly
                 pa, pb = pieces[new]
-                pieces[new:new + 1] = _recursive(measure, pa, pb, size, 0, patterns, exact=True)
+                pieces[new:new + 1] = _split_recursive(measure, pa, pb, size, 0, patterns, exact=True)
                 estimate = measure.span_counter(pieces)
                 j = new + 1
         emitted = s < e and not (out and out[-1][0] <= s and e <= out[-1][1])  # nothing new: skip
@@ -128,19 +185,16 @@ def _merge(
             out.append((s, e, n))
         k = j
         if overlap and emitted and j < len(pieces):
-            while k - 1 > i:
-                ts, te = _strip(text, pieces[k - 1][0], e)
-                if ts <= s or measure.exact(ts, te) > overlap or estimate(k - 1, j) > size:
-                    break
-                k -= 1
+            k = _tail_start(measure, pieces, i, j, e, size, overlap, estimate)
         i, new = k, j
     return out
 
 
 def _recursive_chunks(measure: _Measure, a: int, b: int, size: int, overlap: int,
-                      patterns: list[re.Pattern]) -> list[tuple[int, int, int]]:
+                      patterns: list) -> list[tuple[int, int, int]]:
     """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`."""
-    return _merge(measure, _recursive(measure, a, b, size, overlap, patterns), size, overlap, patterns, exact=True)
+    pieces = _split_recursive(measure, a, b, size, overlap, patterns)
+    return _merge(measure, pieces, size, overlap, patterns, exact=True)
 
 
 def recursive_chunks(
@@ -153,9 +207,16 @@ def recursive_chunks(
     """Split on a hierarchy of separators, recurse into oversized pieces, merge neighbours that fit.
 
     `separators` is a preset name from `SEPARATORS` ("prose", the default; "markdown",
-    "python", "transcript") or a list of regular expressions, highest level first. Each
-    chunk is stripped of surrounding whitespace; with `overlap`, a chunk starts with the
-    last whole pieces of the previous one, at most `overlap` tokens of them.
+    "python", "transcript", "chroma") or a list of regular expressions, highest level
+    first (compiled with `re`, or with the `regex` package when `re` cannot). The presets'
+    sentence level is `SENTENCE_END`, the rule of `split_sentences` with the English and
+    Spanish abbreviations together (the presets take no language). Each chunk is stripped
+    of surrounding whitespace; with `overlap`, a chunk starts with the last whole pieces
+    of the previous one, at most `overlap` tokens of them. No cut falls inside a
+    user-perceived character (an extended grapheme cluster).
+
+    Taught in notebooks/04_recursive_splitting.ipynb, section 5 (the library version of
+    the hand-built `hand_chunks`).
     """
     _validate(text, size, overlap)
     patterns = _resolve_separators(separators)
@@ -163,5 +224,3 @@ def recursive_chunks(
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
     return [_make_chunk(text, s, e, n) for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns)]
-
-

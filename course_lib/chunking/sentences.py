@@ -6,13 +6,17 @@ notebooks/06_late_chunking_xr12.ipynb.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
+from functools import cache
+from itertools import pairwise
 from typing import Any
+
+import regex
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _strip
 from course_lib.tokens import resolve_tokenizer
 
-__all__ = ["ABBREVIATIONS", "sentence_chunks", "split_sentences"]
+__all__ = ["ABBREVIATIONS", "SENTENCE_END", "sentence_chunks", "sentence_end_pattern", "split_sentences"]
 
 ABBREVIATIONS: dict[str, frozenset[str]] = {
     "en": frozenset(
@@ -26,7 +30,41 @@ ABBREVIATIONS: dict[str, frozenset[str]] = {
         .split()
     ),
 }
-_SENTENCE_CANDIDATE = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)|\n[ \t]*\n")
+_END_MARKS = "[.!?…]"
+_CLOSERS = "[\"'”’»)\\]]"
+_OPENERS = "[¿¡(\"'«“]"
+
+
+def sentence_end_pattern(languages: Sequence[str] = ("en", "es")) -> str:
+    """The course's sentence rule as one regular expression (for the `regex` package): it
+    matches the white space after the end of a sentence.
+
+    A sentence ends at a run of `.`, `!`, `?` or `…` (and closing quotes or brackets)
+    followed by white space, unless the run starts with `.` right after a known
+    abbreviation of `languages` or a single letter (an initial, "p. ej."), or the next
+    sentence would start in lower case. Decimals such as 3.85 never match (no white
+    space after the point). `split_sentences` and the recursive presets' sentence level
+    both use this rule; the presets have no language, so theirs knows the English and
+    Spanish abbreviations together.
+    """
+    unknown = sorted(set(languages) - set(ABBREVIATIONS))
+    if unknown or not languages:
+        raise ValueError(f"languages={tuple(languages)!r}: use a non-empty selection of {sorted(ABBREVIATIONS)}")
+    words = sorted(set().union(*(ABBREVIATIONS[lang] for lang in languages)), key=lambda w: (-len(w), w))
+    abbreviation = "|".join(regex.escape(w) for w in words)
+    not_after_abbreviation = rf"(?<!(?:^|\s){_OPENERS}*+(?i:{abbreviation}|\p{{L}}))"
+    end_of_sentence = rf"(?<![.!?…])(?:{not_after_abbreviation}\.|[!?…]){_END_MARKS}*{_CLOSERS}*"
+    return rf"(?<={end_of_sentence})\s++(?!\p{{Lowercase}})"
+
+
+@cache
+def _sentence_boundaries(language: str) -> regex.Pattern:
+    """Where `split_sentences` cuts: white space after a sentence end, or a blank line."""
+    return regex.compile(rf"{sentence_end_pattern((language,))}|\n[ \t]*\n")
+
+
+# The sentence level of the recursive presets (notebook 04): English and Spanish together.
+SENTENCE_END = sentence_end_pattern(("en", "es"))
 
 
 def split_sentences(text: str, language: str = "en") -> list[tuple[int, int]]:
@@ -35,27 +73,17 @@ def split_sentences(text: str, language: str = "en") -> list[tuple[int, int]]:
     A sentence ends at `.`, `!`, `?` or `…` (and closing quotes) before white space,
     unless the word is a known abbreviation of `language` ("en" or "es") or a single
     initial, or the next sentence would start in lower case. Decimals such as 3.85 and
-    Spanish `¿…?` and `¡…!` stay whole. A blank line always ends a sentence.
+    Spanish `¿…?` and `¡…!` stay whole. A blank line always ends a sentence. The rule is
+    `sentence_end_pattern`, which the recursive presets share.
+
+    Taught in notebooks/04_recursive_splitting.ipynb, section 7 (sentence chunks).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     if language not in ABBREVIATIONS:
         raise ValueError(f"language={language!r} is not supported; use one of {sorted(ABBREVIATIONS)}")
-    abbreviations = ABBREVIATIONS[language]
-    cuts = [0]
-    for m in _SENTENCE_CANDIDATE.finditer(text):
-        if m.group().startswith("."):
-            word = text[:m.start()].rsplit(None, 1)[-1] if text[:m.start()].strip() else ""
-            word = word.lstrip("¿¡(\"'«“").lower()
-            if len(word) == 1 and word.isalpha() or word in abbreviations:
-                continue
-        if not m.group().startswith("\n"):
-            following = text[m.end():].lstrip()
-            if following[:1].islower():
-                continue
-        cuts.append(m.end())
-    cuts.append(len(text))
-    spans = [_strip(text, a, b) for a, b in zip(cuts, cuts[1:])]
+    cuts = [0, *(m.start() for m in _sentence_boundaries(language).finditer(text)), len(text)]
+    spans = [_strip(text, a, b) for a, b in pairwise(cuts)]
     return [(a, b) for a, b in spans if a < b]
 
 
