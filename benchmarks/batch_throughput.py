@@ -7,8 +7,9 @@ document a language), 2.02 MB, repeated `--copies` times with distinct document 
 - Chunking: every copy (20.2 MB with 10 copies), `recursive_chunks` at 256 cl100k tokens, run as
   Dask tasks that return chunk counts (so the figure is chunking plus moving the documents to the
   workers).
-- The whole job (chunk, embed with all-MiniLM-L6-v2 one thread a worker, write to LanceDB):
-  one copy, 2.02 MB, through `course_lib.batch.run_batch`.
+- The whole job (chunk, embed with all-MiniLM-L6-v2 at max_seq_length 512, one thread a worker,
+  write to LanceDB) through `course_lib.batch.run_batch`, on `--embed-mb` MB (default 2) of one copy
+  cut into documents of about 20 KB at line breaks, taken in turn from each source.
 Worker counts alternate 1, 2, 2, 1, ... so that a change in the machine's load hits both alike.
 Each worker loads the model before the clock starts. Writes results/batch_throughput.json;
 the extrapolation to 10 million documents (notebook 12 and benchmarks/README.md) is computed from it.
@@ -45,6 +46,35 @@ def corpus(copies: int) -> list[Document]:
     base = {name: load_chroma_corpus(name) for name in CHROMA_CORPORA}
     base.update({f"flores_{lang}": "\n".join(load_flores(lang)) for lang in ("eng", "spa")})
     return [Document(f"{name}@{i:02d}", text) for i in range(copies) for name, text in base.items()]
+
+
+def pieces(docs: list[Document], target_chars: int = 20_000) -> list[Document]:
+    """Cut each document at line breaks into documents of about `target_chars`, ids `<id>/<n>`.
+
+    Realistic documents are small and many; one 738 KB corpus as a single task would leave a
+    second worker idle.
+    """
+    out = []
+    for doc in docs:
+        start, n = 0, 0
+        while start < len(doc.text):
+            end = doc.text.find("\n", start + target_chars)
+            end = len(doc.text) if end == -1 else end + 1
+            out.append(Document(f"{doc.doc_id}/{n:03d}", doc.text[start:end]))
+            start, n = end, n + 1
+    return out
+
+
+def embed_corpus(docs: list[Document], mb: float) -> list[Document]:
+    """About `mb` MB of ~20 KB pieces, taken in turn from each source so every kind of text is in."""
+    by_source = [pieces([d]) for d in docs]
+    chosen, size = [], 0
+    for i in range(max(len(p) for p in by_source)):
+        for p in by_source:
+            if i < len(p) and size < mb * 1e6:
+                chosen.append(p[i])
+                size += len(p[i].text.encode())
+    return chosen
 
 
 def count_chunks(docs: list[Document], chunker) -> tuple[int, int]:
@@ -110,21 +140,29 @@ if __name__ == "__main__":
     parser.add_argument("--copies", type=int, default=10, help="corpus copies for the chunking stage")
     parser.add_argument("--rounds", type=int, default=2, help="chunking rounds (each runs 1 and 2 workers)")
     parser.add_argument("--embed-rounds", type=int, default=2, help="whole-job rounds on one copy")
+    parser.add_argument("--embed-mb", type=float, default=2.0, help="MB embedded by the whole-job runs")
+    parser.add_argument("--embed-only", action="store_true", help="keep the chunking runs already in --out")
     parser.add_argument("--out", default=str(ROOT / "results" / "batch_throughput.json"))
     args = parser.parse_args()
     docs = corpus(args.copies)
-    runs = []
-    for workers in interleaved(args.rounds):
-        runs.append(chunk_run(docs, workers))
-        print(runs[-1], flush=True)
-    one_copy = docs[: len(CHROMA_CORPORA) + 2]
-    with tempfile.TemporaryDirectory() as work:
-        for workers in interleaved(args.embed_rounds):
-            runs.append(embed_run(one_copy, workers, Path(work)))
-            print(runs[-1], flush=True)
+    one_copy = embed_corpus(docs[: len(CHROMA_CORPORA) + 2], args.embed_mb)
     result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs",
               "engine": f"dask/distributed {__import__('distributed').__version__}, LocalCluster, 1 thread a worker",
               "model": "all-MiniLM-L6-v2 (naive), torch threads 1 a worker", "strategy": STRATEGY,
-              "documents_chunk_stage": len(docs), "documents_embed_stage": len(one_copy), "runs": runs}
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+              "documents_chunk_stage": len(docs), "documents_embed_stage": len(one_copy), "runs": []}
+
+    def record(run: dict) -> None:
+        """Keep every finished run on disk at once, so an interrupted benchmark still reports."""
+        result["runs"].append(run)
+        print(run, flush=True)
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+
+    if args.embed_only:
+        result["runs"] = [r for r in json.loads(Path(args.out).read_text())["runs"] if r["stage"] == "chunk"]
+    else:
+        for workers in interleaved(args.rounds):
+            record(chunk_run(docs, workers))
+    with tempfile.TemporaryDirectory() as work:
+        for workers in interleaved(args.embed_rounds):
+            record(embed_run(one_copy, workers, Path(work)))
     print(f"wrote {args.out}")

@@ -65,7 +65,7 @@ class MiniLMEmbedder:
     """
 
     mode: str = "naive"
-    max_seq_length: int = 256
+    max_seq_length: int = 512
     threads: int = 1
     dim: int = 384
 
