@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@echo "== installing the pinned requirements: the first time, pip downloads several hundred MB and shows each package"
 	$(BIN)/python -m pip install --progress-bar on -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (chunking course)" >/dev/null
+	$(BIN)/python -m course_lib.settings --install-kernel  # the course kernel, offline settings in its kernel.json
 	mkdir -p $(dir $(LAB_OVERRIDES))
 	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $(LAB_OVERRIDES)
 	$(BIN)/python -m course_lib.check || echo "Some checks failed: read the [FAIL] lines above (missing data can be added later)."

@@ -1,7 +1,9 @@
-"""course_lib: the small, tested package behind the chunking course notebooks."""
+"""course_lib: the small, tested package behind the chunking course notebooks.
 
-from course_lib.settings import apply_quiet_offline_env
+Importing it changes nothing in the environment: the offline settings live in the course
+kernel and in the test configuration (see `course_lib.settings`).
+"""
 
-apply_quiet_offline_env()
+__all__ = ["__version__"]
 
 __version__ = "0.1.0"

@@ -1,7 +1,9 @@
 """Execute notebooks in place with the course's quiet, offline settings.
 
 Usage: python scripts/execute_notebooks.py [notebooks/NN_name.ipynb ...]   (default: all)
-Notebooks are committed executed, because nbval compares stored outputs.
+Notebooks are committed executed, because nbval compares stored outputs. Cells get no
+execution timestamps (`record_timing=False`), so re-executing a notebook changes only
+the outputs that changed.
 """
 
 import sys
@@ -11,20 +13,23 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-import course_lib  # noqa: F401  (applies the quiet, offline environment the kernel inherits)
-
-ROOT = Path(__file__).resolve().parent.parent
+from course_lib.project import course_notebooks
+from course_lib.settings import apply_quiet_offline_env
 
 
 def execute(path: Path) -> float:
+    """Run every cell of `path` in a fresh course kernel and write the outputs back; seconds taken."""
     notebook = nbformat.read(path, as_version=4)
     began = time.perf_counter()
-    NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    client = NotebookClient(notebook, timeout=900, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
     nbformat.write(notebook, path)
     return time.perf_counter() - began
 
 
 if __name__ == "__main__":
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    apply_quiet_offline_env()  # the kernel inherits this process's environment
+    paths = [Path(p) for p in sys.argv[1:]] or course_notebooks()
     for path in paths:
         print(f"{path.name}: executed in {execute(path):.1f} s", flush=True)

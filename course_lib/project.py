@@ -1,0 +1,43 @@
+"""Where things are in the course repository, for `scripts/`, `benchmarks/` and tests.
+
+Import this instead of computing paths from `__file__` or inserting folders into
+`sys.path`: `from course_lib.project import ROOT, course_notebooks, build_folder`.
+It only makes sense in a checkout of the course (course_lib installed with `pip install -e .`,
+as `make setup` does); `course_notebooks()` says so otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from course_lib.settings import apply_quiet_offline_env
+
+__all__ = ["BUILD", "NOTEBOOKS", "RESULTS", "ROOT", "build_folder", "course_notebooks", "script_environment"]
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"  # generated output (student edition, site); never committed
+RESULTS = ROOT / "results"  # committed benchmark results that notebooks read
+NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
+
+
+def course_notebooks() -> list[Path]:
+    """The course's notebooks in teaching order (`notebooks/NN_name.ipynb`)."""
+    if not NOTEBOOKS.is_dir():
+        raise FileNotFoundError(f"{NOTEBOOKS} does not exist: course_lib is not installed from a checkout of the "
+                                "course; run `pip install -e .` in the course folder")
+    return sorted(NOTEBOOKS.glob(NOTEBOOK_PATTERN))
+
+
+def build_folder(name: str) -> Path:
+    """`build/<name>`, where scripts write generated output (not created here)."""
+    if not name or "/" in name or name in (".", ".."):
+        raise ValueError(f"name={name!r}: give one folder name, e.g. 'site' or 'student'")
+    return BUILD / name
+
+
+def script_environment() -> dict[str, str]:
+    """A copy of this process's environment with the quiet, offline settings added (for
+    kernels and subprocesses that scripts start); the variables already set win."""
+    return apply_quiet_offline_env(dict(os.environ))
