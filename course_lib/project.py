@@ -8,12 +8,16 @@ as `make setup` does); `course_notebooks()` says so otherwise.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import sys
 from pathlib import Path
 
 from course_lib.settings import apply_quiet_offline_env
 
-__all__ = ["BUILD", "NOTEBOOKS", "RESULTS", "ROOT", "build_folder", "course_notebooks", "script_environment"]
+__all__ = ["BUILD", "NOTEBOOKS", "RESULTS", "ROOT", "build_folder", "course_notebooks", "notebook_problems",
+           "script_environment"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -41,3 +45,39 @@ def script_environment() -> dict[str, str]:
     """A copy of this process's environment with the quiet, offline settings added (for
     kernels and subprocesses that scripts start); the variables already set win."""
     return apply_quiet_offline_env(dict(os.environ))
+
+
+def notebook_problems(path: Path) -> list[str]:
+    """Why a notebook may not be committed as it is: code cells that were never run, or that
+    show an error. Notebooks are stored executed, because nbval compares their outputs."""
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    problems = []
+    number = 0
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        number += 1
+        source = "".join(cell.get("source", "")).strip()
+        if source and cell.get("execution_count") is None:
+            problems.append(f"{Path(path).name}: code cell {number} was not executed")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                problems.append(f"{Path(path).name}: code cell {number} shows an error: "
+                                f"{output.get('ename')}: {output.get('evalue', '')[:120]}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Check notebooks before committing them (the pre-commit hook).")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every course notebook")
+    args = parser.parse_args(argv)
+    problems = [p for path in (args.notebooks or course_notebooks()) for p in notebook_problems(path)]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print("Re-execute with `make execute NB=notebooks/NN_name.ipynb` and fix the errors.", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -64,3 +64,28 @@ def test_project_paths():
         project.build_folder("../x")
     env = project.script_environment()
     assert env["HF_HUB_OFFLINE"] == "1" and env is not os.environ
+
+
+def test_committed_notebooks_are_executed_without_errors():
+    problems = [p for path in project.course_notebooks() for p in project.notebook_problems(path)]
+    assert not problems, "\n".join(problems)
+
+
+def test_notebook_check_catches_unexecuted_and_failed_cells(tmp_path, capsys):
+    cells = [
+        {"cell_type": "markdown", "source": "# Title", "metadata": {}},
+        {"cell_type": "code", "source": "x = 1", "execution_count": 1, "outputs": [], "metadata": {}},
+        {"cell_type": "code", "source": "y = 2", "execution_count": None, "outputs": [], "metadata": {}},
+        {"cell_type": "code", "source": "1 / 0", "execution_count": 3, "metadata": {},
+         "outputs": [{"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero",
+                      "traceback": []}]},
+        {"cell_type": "code", "source": "", "execution_count": None, "outputs": [], "metadata": {}},
+    ]
+    path = tmp_path / "99_bad.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert project.notebook_problems(path) == [
+        "99_bad.ipynb: code cell 2 was not executed",
+        "99_bad.ipynb: code cell 3 shows an error: ZeroDivisionError: division by zero",
+    ]
+    assert project.main([str(path)]) == 1
+    assert "make execute" in capsys.readouterr().err
