@@ -1,10 +1,11 @@
-"""The student edition: no solution code is left, and every self-check fails with its hint on the stub.
+"""The student edition: no solution code is left, and Run All reports every unsolved exercise without stopping.
 
-The self-checks run in a real kernel on a trimmed copy of each student notebook: the exercise
-cells and the earlier cells that define what they read (found by reading the code, not by running
-it); the kernel inherits the course's quiet, offline settings from this process. If a self-check
-does not fail as it should there, the whole student notebook is run to confirm before the test
-fails, so a trimming mistake cannot fail it.
+A real Run All of one student notebook (04, which loads no model) must complete with every self-check
+saying "not solved yet". For the other notebooks, one kernel runs the exercise cells of all of them and
+the earlier cells those need (found by reading the code, not by running it), with `%reset -f` between
+notebooks: every self-check must report its stub without an error. A notebook whose checks do not is run
+in full before the test fails, so a trimming mistake cannot fail it. The kernel inherits the course's
+quiet, offline settings from this process.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_stub_keeps_the_signature_and_the_lines_around_the_markers():
     )
     namespace: dict = {}
     exec(stub, namespace)
-    with pytest.raises(NotImplementedError, match="Exercise 9.1"):
+    with pytest.raises(NotImplementedError, match=r"Exercise 9\.1"):
         namespace["f"](1)
 
 
@@ -126,7 +127,7 @@ def test_a_notebook_with_a_broken_exercise_stops_the_build(tmp_path):
     bad = tmp_path / "99_bad.ipynb"
     nbformat.write(_notebook(("md", "### Exercise 9.1: t", None), ("code", "def f():\n    return 1", ["solution"]),
                              ("code", CHECK, None)), bad)
-    with pytest.raises(edition.FormatError, match="99_bad.ipynb: cell 1"):
+    with pytest.raises(edition.FormatError, match=r"99_bad\.ipynb: cell 1"):
         edition.build(tmp_path / "out", [bad])
     assert not (tmp_path / "out").exists(), "nothing is written when a notebook is broken"
 
@@ -276,23 +277,14 @@ def test_the_trimmed_notebook_keeps_only_what_the_checks_need():
         ("code", "small = 2\nunused = 3", None),
         ("md", "### Exercise 1.1: t", None),
         ("code", SOLVED, ["solution"]),
-        ("code", 'check_value("Exercise 1.1", f(), small, hint="h")\nprint(slow)', None),
+        ("code", 'check_function("Exercise 1.1", f, [((), small)])', None),
+        ("code", "print(slow)", None),
     )
     student = edition.student_notebook(notebook)
     small, checks = trimmed(student, edition.find_exercises(notebook))
     assert [c.source for c in small.cells] == [student.cells[i].source for i in (1, 3, 4)], \
-        "`slow` is read only after the check, which raises on the stub"
+        "only the exercise cells and what they read; not `slow`, read after the exercise"
     assert checks == {2: "Exercise 1.1"}
-
-
-def _up_to_the_check(source: str) -> str:
-    """A check cell's statements up to the one calling `check_...`: on a stub, nothing after it runs."""
-    body = ast.parse(source).body
-    for k, stmt in enumerate(body):
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("check_")
-               for n in ast.walk(stmt)):
-            return ast.unparse(ast.Module(body[: k + 1], []))
-    return source
 
 
 def trimmed(notebook: nbformat.NotebookNode, exercises) -> tuple[nbformat.NotebookNode, dict[int, str]]:
@@ -304,7 +296,7 @@ def trimmed(notebook: nbformat.NotebookNode, exercises) -> tuple[nbformat.Notebo
     needed: set[str] = set()
     for i in reversed(code):
         source = _python(notebook.cells[i].source)
-        reads, binds = reads_and_binds(_up_to_the_check(source) if i in checks else source)
+        reads, binds = reads_and_binds(source)
         if i in exercise_cells or binds & needed:
             keep.add(i)
             needed |= reads
@@ -314,36 +306,81 @@ def trimmed(notebook: nbformat.NotebookNode, exercises) -> tuple[nbformat.Notebo
     return small, {position[e.check]: e.name for e in exercises}
 
 
-def run(notebook: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
-    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
+def run(notebook: nbformat.NotebookNode, folder: Path, allow_errors: bool = True) -> nbformat.NotebookNode:
+    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=allow_errors,
                    resources={"metadata": {"path": str(folder)}}).execute()
     return notebook
 
 
-def wrong_checks(notebook: nbformat.NotebookNode, checks: dict[int, str]) -> list[str]:
-    """The self-checks that did not raise a SelfCheckError with a hint, each with what happened instead."""
+def _text(outputs) -> str:
+    return "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+
+
+def unreported_checks(notebook: nbformat.NotebookNode, checks: dict[int, str]) -> list[str]:
+    """The self-checks that did not report "not solved yet" on the stub, each with what happened instead."""
     wrong = []
     for index, name in checks.items():
-        errors = [o for o in notebook.cells[index].outputs if o.output_type == "error"]
-        if not errors:
-            wrong.append(f"{name}: the self-check passed on the stub")
-        elif errors[0].ename != "SelfCheckError" or "Hint:" not in errors[0].evalue:
-            advice = (": call the stub inside the check, or catch its NotImplementedError first"
-                      if errors[0].ename == "NotImplementedError" else "")
-            wrong.append(f"{name}: raised {errors[0].ename}: {errors[0].evalue.strip()[:300]} "
-                         f"(expected a SelfCheckError with a hint{advice})")
+        outputs = notebook.cells[index].outputs
+        errors = [o for o in outputs if o.output_type == "error"]
+        if errors:
+            advice = (": call the stub inside the check (check_function, check_problems, or attempt()), "
+                      "not before it" if errors[0].ename == "NotImplementedError" else "")
+            wrong.append(f"{name}: raised {errors[0].ename}: {errors[0].evalue.strip()[:300]}{advice}")
+        elif f"{name}: not solved yet" not in _text(outputs):
+            wrong.append(f"{name}: printed no 'not solved yet' on the stub: {_text(outputs)[:200]!r}")
     return wrong
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_each_self_check_fails_with_its_hint_on_the_stub(student_dir, path):
-    student_path = student_dir / "notebooks" / path.name
-    student = nbformat.read(student_path, as_version=4)
-    exercises = edition.find_exercises(nbformat.read(path, as_version=4))
-    small, checks = trimmed(student, exercises)
-    if not wrong_checks(run(small, student_path.parent), checks):
+def test_unreported_checks_reads_outputs():
+    notebook = _notebook(("code", "a", None), ("code", "b", None), ("code", "c", None))
+    notebook.cells[0].outputs = [nbformat.v4.new_output("stream", text="… Exercise 1.1: not solved yet (x)\n")]
+    notebook.cells[1].outputs = [nbformat.v4.new_output("error", ename="NotImplementedError", evalue="E", traceback=[])]
+    notebook.cells[2].outputs = [nbformat.v4.new_output("stream", text="✓ Exercise 1.3: correct.\n")]
+    wrong = unreported_checks(notebook, {0: "Exercise 1.1", 1: "Exercise 1.2", 2: "Exercise 1.3"})
+    assert len(wrong) == 2 and "call the stub inside the check" in wrong[0] and "Exercise 1.3" in wrong[1]
+
+
+RUN_ALL = "04_recursive_splitting.ipynb"  # no model: a real Run All in about 10 s
+
+
+def test_run_all_completes_on_a_student_notebook(student_dir):
+    path = student_dir / "notebooks" / RUN_ALL
+    student = nbformat.read(path, as_version=4)
+    exercises = edition.find_exercises(nbformat.read(ROOT / "notebooks" / RUN_ALL, as_version=4))
+    run(student, path.parent, allow_errors=False)  # raises CellExecutionError if any cell fails
+    assert not unreported_checks(student, {e.check: e.name for e in exercises})
+    assert len(exercises) >= 3
+
+
+@pytest.fixture(scope="module")
+def shared_kernel_run(student_dir) -> dict[str, tuple[nbformat.NotebookNode, dict[int, str]]]:
+    """Every student notebook's exercise cells (and what they need) run in one kernel, notebook by notebook."""
+    combined = nbformat.v4.new_notebook()
+    where: dict[str, dict[int, str]] = {}
+    for path in NOTEBOOKS:
+        if path.name == RUN_ALL:
+            continue
+        student = nbformat.read(student_dir / "notebooks" / path.name, as_version=4)
+        combined.metadata = student.metadata
+        small, checks = trimmed(student, edition.find_exercises(nbformat.read(path, as_version=4)))
+        combined.cells.append(nbformat.v4.new_code_cell("%reset -f"))
+        offset = len(combined.cells)
+        combined.cells += small.cells
+        where[path.name] = {offset + i: name for i, name in checks.items()}
+    run(combined, student_dir / "notebooks")
+    return {name: (combined, checks) for name, checks in where.items()}
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name != RUN_ALL], ids=lambda p: p.stem)
+def test_each_self_check_reports_its_stub_without_stopping(shared_kernel_run, student_dir, path):
+    combined, checks = shared_kernel_run[path.name]
+    if not unreported_checks(combined, checks):
         return
     # Confirm on the whole notebook, as a learner runs it, before failing.
-    full = run(student, student_path.parent)
-    wrong = wrong_checks(full, {e.check: e.name for e in exercises})
-    assert not wrong, f"{path.name}, run in full:\n" + "\n".join(wrong)
+    student_path = student_dir / "notebooks" / path.name
+    full = run(nbformat.read(student_path, as_version=4), student_path.parent)
+    exercises = edition.find_exercises(nbformat.read(path, as_version=4))
+    wrong = unreported_checks(full, {e.check: e.name for e in exercises})
+    errors = [f"cell {i}: {o.ename}" for i, c in enumerate(full.cells) if c.cell_type == "code"
+              for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not wrong and not errors, f"{path.name}, run in full:\n" + "\n".join(wrong + errors)
