@@ -17,6 +17,18 @@ long late chunking in 512-token macro windows). The token vectors do not depend 
 chunker, so they are computed once per corpus and shared by the six late configurations.
 Extras for the comparisons in results/README.md: --late-window and --splitter langchain.
 
+Strategy runs (the size sweep and semantic chunking, notebook 09):
+
+    .venv/bin/python benchmarks/chroma_eval.py --strategies                    # the whole SWEEP
+    .venv/bin/python benchmarks/chroma_eval.py --strategies recursive:256 "semantic:250?method=cluster"
+
+chunk with `course_lib.strategies.chunk_with`, embed every distinct chunk text once per run
+(a chunk over 510 WordPiece tokens is mean-pooled over overlapping windows, never cut:
+`course_lib.chunking.semantic.embed_texts`), and score each question twice: its 5 best
+chunks, and as many best chunks as fit a budget of retrieved tokens
+(`course_lib.evaluation.budget_cutoff`, 1,500 cl100k tokens). Metrics are stored as
+fractions; results go to results/<result_stem(strategy)>.json.
+
 Progress bars: `import course_lib` sets TQDM_DISABLE=1 (quiet notebooks), and tqdm reads
 TQDM_DISABLE="0" as the non-empty string, i.e. True; so the bars here pass `disable=False`.
 """
@@ -39,10 +51,12 @@ from tqdm import tqdm
 
 import course_lib
 from course_lib.chunking import Chunk, fixed_size_chunks, recursive_chunks
+from course_lib.chunking.semantic import embed_texts
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
-from course_lib.evaluation import VectorIndex, precision_omega, span_scores, summarize
-from course_lib.late import DocumentTokens, content_token_ranges, tokenize_document, token_vectors
+from course_lib.evaluation import VectorIndex, budget_cutoff, precision_omega, span_scores, summarize
+from course_lib.late import DocumentTokens, content_token_ranges, token_vectors, tokenize_document
 from course_lib.models import MODEL_NAME, load_embedding_model
+from course_lib.strategies import chunk_with, parse_strategy, result_stem
 from course_lib.tokens import count_tokens, get_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,13 +74,59 @@ METRICS = ("recall", "precision", "precision_omega", "iou")
 
 # Smith & Troynikov (Chroma, 2024), all-MiniLM-L6-v2 rows: (mean, std) in percent
 PUBLISHED = {
-    "recursive_250_125": {"recall": (78.7, 39.2), "precision": (4.9, 4.5), "precision_omega": (21.9, 14.9), "iou": (4.9, 4.4)},
-    "fixed_250_125": {"recall": (82.4, 36.2), "precision": (3.6, 3.1), "precision_omega": (11.4, 6.6), "iou": (3.5, 3.1)},
-    "recursive_250_0": {"recall": (78.5, 39.5), "precision": (5.4, 4.9), "precision_omega": (26.7, 18.3), "iou": (5.4, 4.9)},
-    "fixed_250_0": {"recall": (77.1, 39.3), "precision": (3.3, 3.0), "precision_omega": (16.4, 10.3), "iou": (3.3, 3.0)},
-    "recursive_200_0": {"recall": (75.7, 40.7), "precision": (6.5, 6.2), "precision_omega": (31.2, 18.4), "iou": (6.5, 6.1)},
-    "fixed_200_0": {"recall": (76.6, 38.8), "precision": (4.1, 3.7), "precision_omega": (19.1, 11.0), "iou": (4.1, 3.6)},
+    "recursive_250_125": {
+        "recall": (78.7, 39.2),
+        "precision": (4.9, 4.5),
+        "precision_omega": (21.9, 14.9),
+        "iou": (4.9, 4.4),
+    },
+    "fixed_250_125": {
+        "recall": (82.4, 36.2),
+        "precision": (3.6, 3.1),
+        "precision_omega": (11.4, 6.6),
+        "iou": (3.5, 3.1),
+    },
+    "recursive_250_0": {
+        "recall": (78.5, 39.5),
+        "precision": (5.4, 4.9),
+        "precision_omega": (26.7, 18.3),
+        "iou": (5.4, 4.9),
+    },
+    "fixed_250_0": {
+        "recall": (77.1, 39.3),
+        "precision": (3.3, 3.0),
+        "precision_omega": (16.4, 10.3),
+        "iou": (3.3, 3.0),
+    },
+    "recursive_200_0": {
+        "recall": (75.7, 40.7),
+        "precision": (6.5, 6.2),
+        "precision_omega": (31.2, 18.4),
+        "iou": (6.5, 6.1),
+    },
+    "fixed_200_0": {
+        "recall": (76.6, 38.8),
+        "precision": (4.1, 3.7),
+        "precision_omega": (19.1, 11.0),
+        "iou": (4.1, 3.6),
+    },
 }
+
+# Strategy runs, in priority order (a run stopped early has the most important files):
+# the size sweep at overlap 0, the cluster rows of the report, breakpoint chunking at two
+# percentiles and with a large maximum, then about 15% overlap.
+SWEEP = [
+    *(f"{name}:{size}" for name in ("recursive", "fixed") for size in (64, 128, 256, 512, 1024)),
+    "semantic:250?method=cluster", "semantic:200?method=cluster",
+    "semantic:256?method=breakpoint&percentile=95", "semantic:256?method=breakpoint&percentile=90",
+    "semantic:1024?method=breakpoint&percentile=95",
+    "recursive:256:38", "fixed:256:38", "recursive:512:77", "fixed:512:77",
+]
+BUDGET = 1500  # retrieved cl100k tokens per question, the equal-budget view
+SEARCH_DEPTH = 64  # ranked chunks kept per question; the budget never needs more (checked)
+WORDPIECE_WINDOW = 510  # MiniLM's 512 positions minus [CLS] and [SEP]
+BOUNDARY_CORPUS = "chatlogs"  # semantic runs store their boundaries here for the freshness test
+SPAN_METRICS = ("span_recall", "span_precision", "iou")
 
 
 def late_overlap(window: int) -> int:
@@ -188,6 +248,159 @@ def versions() -> dict[str, str]:
     return {"python": platform.python_version(), "course_lib": course_lib.__version__, **{n: version(n) for n in names}}
 
 
+class CachedEncoder:
+    """`encode(list[str]) -> vectors` that embeds each distinct text once per run (via `embed_texts`,
+    so nothing is truncated) and counts what it was asked for."""
+
+    def __init__(self, model):
+        self.model = model
+        self.vectors: dict[str, np.ndarray] = {}
+        self.requested_texts = 0
+        self.requested_tokens = 0
+        self.embedded_texts = 0
+        self.seconds = 0.0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        self.requested_texts += len(texts)
+        self.requested_tokens += sum(count_tokens(t, TOKENIZER) for t in texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            began = time.perf_counter()
+            with tqdm(total=len(missing), desc="embedding", unit="text", file=sys.stderr, disable=False) as bar:
+                for b in range(0, len(missing), 1024):
+                    part = missing[b:b + 1024]
+                    self.vectors.update(zip(part, embed_texts(self.model, part)))
+                    bar.update(len(part))
+            self.embedded_texts += len(missing)
+            self.seconds += time.perf_counter() - began
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def fractions(values: list[float]) -> dict[str, float]:
+    """Mean and population standard deviation, as fractions in [0, 1]."""
+    array = np.asarray(values, dtype=float)
+    return {"mean": round(float(array.mean()), 6), "std": round(float(array.std()), 6)}
+
+
+def span_metrics(questions: list[dict], spans: list, hits: list[list[int]]) -> dict[str, list[float]]:
+    """Per-question span_recall, span_precision and iou (the shared metric names) of the given hits."""
+    scored = score(questions, spans, hits)
+    return {"span_recall": scored["recall"], "span_precision": scored["precision"], "iou": scored["iou"]}
+
+
+def run_strategy(strategy: str, corpora: dict[str, str], questions: list[dict], query_vectors: np.ndarray,
+                 encoder: CachedEncoder, out: Path, budget: int) -> dict:
+    """Chunk, embed, search and score one strategy id; write results/<result_stem>.json and return it."""
+    spec = parse_strategy(strategy)
+    asked = (encoder.requested_texts, encoder.requested_tokens, encoder.embedded_texts, encoder.seconds)
+    t0 = time.perf_counter()
+    chunked = {cid: chunk_with(spec, text, model=encoder) for cid, text in corpora.items()}
+    chunk_seconds = time.perf_counter() - t0
+    chunker_cost = {
+        "texts_embedded_to_chunk": encoder.requested_texts - asked[0],
+        "tokens_embedded_to_chunk": encoder.requested_tokens - asked[1],
+        "new_texts_embedded_to_chunk": encoder.embedded_texts - asked[2],
+        "seconds_embedding_new_texts_to_chunk": round(encoder.seconds - asked[3], 2),
+    }
+    all_chunks = [c for cs in chunked.values() for c in cs]
+    spans = [(cid, c.start, c.end) for cid, cs in chunked.items() for c in cs]
+    by_corpus = {cid: [(cid, c.start, c.end) for c in cs] for cid, cs in chunked.items()}
+    omega = [precision_omega(by_corpus[q["corpus_id"]], references(q)) for q in questions]
+    texts = [c.text for c in all_chunks]
+    wordpiece = [len(ids) - 2 for ids in encoder.model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+    t0 = time.perf_counter()
+    vectors = encoder.encode(texts)
+    embed_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hits, _ = VectorIndex(vectors).search(query_vectors, k=min(SEARCH_DEPTH, len(all_chunks)))
+    tokens = [c.n_tokens for c in all_chunks]
+    taken = [budget_cutoff([tokens[i] for i in row], budget) for row in hits]
+    if any(n == SEARCH_DEPTH for n in taken):
+        raise RuntimeError(f"{spec.id}: the budget of {budget} tokens takes {SEARCH_DEPTH} chunks or more; "
+                           "raise SEARCH_DEPTH")
+    per_question = {
+        "k5": span_metrics(questions, spans, [row[:RETRIEVE] for row in hits]),
+        "budget": span_metrics(questions, spans, [row[:n] for row, n in zip(hits, taken)]),
+    }
+    per_question["budget"]["chunks"] = taken
+    per_question["budget"]["tokens"] = [sum(tokens[i] for i in row[:n]) for row, n in zip(hits, taken)]
+    search_seconds = time.perf_counter() - t0
+    rows = {cid: [i for i, q in enumerate(questions) if q["corpus_id"] == cid] for cid in corpora}
+    stem = result_stem(spec)
+    result = {
+        "config": {
+            "strategy": spec.id, "name": stem, "chunker": spec.name, "size": spec.size, "overlap": spec.overlap,
+            "options": dict(sorted(spec.options.items())),
+            "function": f"course_lib.strategies.chunk_with({spec.id!r})", "tokenizer": TOKENIZER,
+            "embeddings": "naive", "model": MODEL_NAME,
+            "long_chunks": f"over {WORDPIECE_WINDOW} WordPiece tokens: mean of token vectors from overlapping "
+                           "512-token windows of the chunk alone (course_lib.late), never truncated",
+            "retrieve": RETRIEVE, "budget_tokens": budget,
+            "index": "exact cosine (course_lib.evaluation.VectorIndex), one index over all corpora",
+            "metrics": "fractions in [0, 1]: mean and population std over questions",
+        },
+        "dataset": {"name": "chroma_chunking_eval", "questions": len(questions), "corpora": list(corpora),
+                    "sha256": {f: r.sha256 for f, r in REGISTRY["chroma_chunking_eval"].files.items()}},
+        "versions": versions(),
+        "chunks": {
+            "total": len(all_chunks), "mean_tokens": round(float(np.mean(tokens)), 1),
+            "median_tokens": float(np.median(tokens)), "max_tokens": int(max(tokens)),
+            "over_510_wordpiece": int(sum(n > WORDPIECE_WINDOW for n in wordpiece)),
+            "spans_sha256": spans_digest(spans),
+        },
+        "precision_omega": fractions(omega),
+        "overall": {view: {m: fractions(v) for m, v in per_question[view].items() if m in SPAN_METRICS}
+                    for view in per_question},
+        "budget_view": {"mean_chunks": round(float(np.mean(taken)), 2),
+                        "mean_tokens": round(float(np.mean(per_question["budget"]["tokens"])), 1)},
+        "per_corpus": {
+            cid: {"questions": len(rows[cid]), "chunks": len(chunked[cid]),
+                  "mean_tokens": round(float(np.mean([c.n_tokens for c in chunked[cid]])), 1),
+                  "precision_omega": fractions([omega[i] for i in rows[cid]]),
+                  **{view: {m: fractions([per_question[view][m][i] for i in rows[cid]]) for m in SPAN_METRICS}
+                     for view in per_question}}
+            for cid in corpora
+        },
+        "per_question": {view: {m: [round(float(x), 6) for x in per_question[view][m]]
+                                for m in ("span_recall", "iou")} for view in per_question},
+        "cost": {"chunking_s": round(chunk_seconds, 2), **chunker_cost},
+        "timings_s": {"chunking": round(chunk_seconds, 2), "embedding": round(embed_seconds, 2),
+                      "search_and_scoring": round(search_seconds, 2),
+                      "torch_threads": __import__("torch").get_num_threads(),
+                      "load_average_1min": round(os.getloadavg()[0], 2)},
+    }
+    if spec.name == "semantic" and BOUNDARY_CORPUS in chunked:
+        result["boundaries"] = {BOUNDARY_CORPUS: [[c.start, c.end] for c in chunked[BOUNDARY_CORPUS]]}
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    k5, bud = result["overall"]["k5"], result["overall"]["budget"]
+    print(f"{spec.id:48} {len(all_chunks):6d} chunks, mean {result['chunks']['mean_tokens']:6.1f} tokens | "
+          f"5 chunks: recall {k5['span_recall']['mean']:.3f} IoU {k5['iou']['mean']:.4f} | "
+          f"{budget} tokens: recall {bud['span_recall']['mean']:.3f} IoU {bud['iou']['mean']:.4f} | "
+          f"chunk {chunk_seconds:.0f} s, embed {embed_seconds:.0f} s", flush=True)
+    return result
+
+
+def main_strategies(args: argparse.Namespace) -> None:
+    """The strategy runs: every id of `args.strategies`, in order, sharing one cache of chunk vectors."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    specs = [parse_strategy(s).id for s in args.strategies]  # fail on a bad id before any work
+    corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA if cid in args.corpora}
+    questions = [q for q in load_chroma_questions() if q["corpus_id"] in corpora]
+    model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
+    query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
+                                 normalize_embeddings=True, show_progress_bar=False)
+    encoder = CachedEncoder(model)
+    for spec in specs:
+        run_strategy(spec, corpora, questions, query_vectors, encoder, args.out, args.budget)
+        print(f"  elapsed {time.perf_counter() - began:.0f} s", flush=True)
+    print(f"total {time.perf_counter() - began:.0f} s", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", nargs="+", default=CONFIGS, choices=CONFIGS)
@@ -201,7 +414,15 @@ def main() -> None:
                         help="macro-window length for late chunking; other than 512, files are named *_late<N>.json")
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1), help="torch CPU threads")
+    parser.add_argument("--strategies", nargs="*", metavar="ID",
+                        help="strategy runs instead (ids such as recursive:256 or 'semantic:250?method=cluster'); "
+                             "without ids, the whole SWEEP")
+    parser.add_argument("--budget", type=int, default=BUDGET, help="retrieved-token budget of the strategy runs")
     args = parser.parse_args()
+    if args.strategies is not None:
+        args.strategies = args.strategies or SWEEP
+        main_strategies(args)
+        return
 
     import torch
 
