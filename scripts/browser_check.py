@@ -43,7 +43,8 @@ from pathlib import Path
 import nbformat
 from build_student_edition import COPY_IGNORE, folders_beside
 
-ROOT = Path(__file__).resolve().parent.parent
+from course_lib.project import ROOT, script_environment
+
 FIRST_NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -128,7 +129,7 @@ def jupyterlab(notebook: Path, timeout: float = 60) -> Iterator[Lab]:
             path = tmp / "settings" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value), encoding="utf-8")
-        env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
+        env = dict(script_environment(), JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
                    JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
                    JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"))
         token, port = secrets.token_hex(16), _free_port()

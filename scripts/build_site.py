@@ -27,7 +27,8 @@ from build_student_edition import course_notebooks, empty_output_folder
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-ROOT = Path(__file__).resolve().parent.parent
+from course_lib.project import ROOT
+
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
