@@ -406,6 +406,14 @@ def test_bad_input(case, expected, tmp_path, capsys, toy_model):
     assert expected in err, err
 
 
+def test_a_model_path_that_is_not_a_model(tmp_path, capsys):
+    docs, questions = write(tmp_path)
+    (tmp_path / "not_a_model").mkdir()
+    err = run_bad(capsys, [docs, questions, "--strategy", "fixed:12", "--model", tmp_path / "not_a_model"],
+                  tmp_path / "out.json")
+    assert "is not a local SentenceTransformer folder" in err
+
+
 def test_skip_bad_files_lists_them(tmp_path, capsys, toy_model):
     docs, questions = write(tmp_path)
     (docs / "bad.txt").write_bytes(b"\xff\xfe")
