@@ -16,6 +16,9 @@ question's reference text; its grade is the share of the reference characters it
 - `ndcg_at_10`: nDCG of the first 10 chunks with those grades;
 - `span_recall`, `span_precision`, `iou`: Chroma's character metrics (`course_lib.evaluation.span_scores`)
   of the first k chunks, or, with `--budget`, of the chunks that fit the budget (`budget_cutoff`).
+Costs per strategy: `chunks`, `mean_tokens` (cl100k tokens per chunk), `index_bytes` (the float32
+vectors: chunks x dimensions x 4 bytes) and `seconds` (chunking, embedding and scoring in this run;
+late strategies share each document's encoding equally; vectors read from the cache cost nothing).
 
 Embedding: a chunk that fits the model (at most its window minus the special tokens: 510 WordPiece
 tokens for all-MiniLM-L6-v2) is encoded on its own; a longer one is embedded by pooling its token
