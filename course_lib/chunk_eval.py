@@ -815,13 +815,15 @@ def _figure_png(report: EvalReport) -> bytes:
     fig = Figure(figsize=(11, 4.2), dpi=100)
     axes = fig.subplots(1, 2)
     families = sorted({r.family for r in report.results})
+    palette = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
+    colour = {name: palette[i % len(palette)] for i, name in enumerate(sorted({f.split(":")[-1] for f in families}))}
     for family in families:
         rows = sorted((r for r in report.results if r.family == family), key=lambda r: r.mean_tokens)
         x = [r.mean_tokens for r in rows]
         late = family.startswith("late:")
         for ax, metric in zip(axes, ("recall_at_k", "iou")):
             ax.plot(x, [100 * r.metrics[metric] for r in rows], "--" if late else "-", marker="s" if late else "o",
-                    label=family)
+                    color=colour[family.split(":")[-1]], label=family)
     iou = "IoU" + (f" (budget {report.budget} tokens)" if report.budget else f" (top {report.k})")
     for ax, title in zip(axes, (f"recall@{report.k}", iou)):
         ax.set_xlabel("mean chunk size (cl100k tokens)")
