@@ -42,7 +42,6 @@ from course_lib.chunking import (
     Chunk,
     fixed_size_chunks,
     markdown_sections,
-    sentence_chunks,
     split_sentences,
 )
 from course_lib.datasets import (
@@ -62,6 +61,7 @@ from course_lib.retrieval import (
     sentence_windows,
     small_to_big,
 )
+from course_lib.strategies import chunk_with, parse_strategy
 from course_lib.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +72,9 @@ DATA = ROOT / "data"
 TOKENIZER = "cl100k_base"
 MAX_SEQ_LENGTH = 512
 BLEND_WEIGHT = 0.5  # exercise 6.3's fixed weight, not tuned here
+COURSE_BASE = parse_strategy("sentence:2")  # pairs of sentences, as in notebook 06
+CHROMA_BASE = parse_strategy("recursive:250?separators=chroma")  # benchmarks/chroma_eval.py's recursive_250_0
+CHROMA_PARENT = parse_strategy("recursive:512?separators=chroma")
 SENTENCE_LIMIT = 96  # cl100k tokens; a longer "sentence" (a table, a log line) is cut into windows of this size
 N_RESAMPLES = 5000
 CHROMA_TITLES = {"chatlogs": "Chat logs", "finance": "Finance", "pubmed": "PubMed articles",
@@ -156,11 +159,11 @@ def course_dataset(name: str) -> Dataset:
         for q in qs:
             start = documents[q["file"]].index(q["answer"])
             refs.append([(q["file"], start, start + len(q["answer"]))])
-    base = [s for d, t in documents.items() for s in spans_of(d, sentence_chunks(t, 2, 0))]
+    base = [s for d, t in documents.items() for s in spans_of(d, chunk_with(COURSE_BASE, t))]
     parents = [s for d, t in documents.items() for s in markdown_parents(d, t)]
     sentences = [s for d, t in documents.items() for s in spans_of(d, sentence_units(t))]
     return Dataset(name, documents, titles, questions, qdocs, refs, base, parents, sentences, budget=150, window=1,
-                   headings=True, setup={"base": "sentence_chunks(max_sentences=2, overlap_sentences=0)",
+                   headings=True, setup={"base": f"{COURSE_BASE.id} (pairs of sentences, no overlap)",
                                          "parents": "Markdown sections (markdown_sections)",
                                          "sentences": f"split_sentences, longer than {SENTENCE_LIMIT} tokens cut",
                                          "sentence_window": 1, "budget_tokens": 150,
@@ -170,14 +173,14 @@ def course_dataset(name: str) -> Dataset:
 def chroma_dataset(corpora: Sequence[str]) -> Dataset:
     documents = {c: load_chroma_corpus(c) for c in corpora}
     qs = [q for q in load_chroma_questions() if q["corpus_id"] in documents]
-    base = [s for c, t in documents.items() for s in spans_of(c, chroma_eval.chunk("recursive_250_0", t))]
-    parents = [s for c, t in documents.items() for s in spans_of(c, chroma_eval.chunk("recursive_512_0", t))]
+    base = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_BASE, t))]
+    parents = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_PARENT, t))]
     sentences = [s for c, t in documents.items() for s in spans_of(c, sentence_units(t))]
     return Dataset("chroma", documents, {c: CHROMA_TITLES[c] for c in documents}, [q["question"] for q in qs],
                    [q["corpus_id"] for q in qs], [chroma_eval.references(q) for q in qs], base, parents, sentences,
                    budget=1000, window=2, headings=False,
-                   setup={"base": "recursive 250 tokens, overlap 0, Chroma's separators (benchmarks/chroma_eval.py)",
-                          "parents": "recursive 512 tokens, overlap 0, Chroma's separators",
+                   setup={"base": f"{CHROMA_BASE.id} (the chunks of benchmarks/chroma_eval.py's recursive_250_0)",
+                          "parents": f"{CHROMA_PARENT.id}",
                           "sentences": f"split_sentences, longer than {SENTENCE_LIMIT} tokens cut",
                           "sentence_window": 2, "budget_tokens": 1000, "headers": "corpus title only"})
 

@@ -307,6 +307,7 @@ def budget_spans(spans: Sequence[Span], documents: Mapping[Hashable, str], budge
         if doc not in documents:
             raise ValueError(f"span {(doc, start, end)!r} names a document that is not in documents")
         if end > len(documents[doc]):
-            raise ValueError(f"span {(doc, start, end)!r} ends after document {doc!r} ({len(documents[doc])} characters)")
+            raise ValueError(f"span {(doc, start, end)!r} ends after document {doc!r} "
+                             f"({len(documents[doc])} characters)")
         counts.append(count_tokens(documents[doc][start:end], tokenizer))
     return spans[:budget_cutoff(counts, budget)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from course_lib.retrieval import (
     sentence_windows,
     small_to_big,
 )
+from course_lib.strategies import chunk_with, parse_strategy
 
 MANUAL = (
     "# XR-12 coolant pump\n\nThe XR-12 keeps the press line cool.\n\n"
@@ -187,3 +190,17 @@ def test_budget_spans_take_in_rank_order_until_the_next_would_pass():
         budget_spans([("x", 0, 1)], docs, 5)
     with pytest.raises(ValueError, match="ends after"):
         budget_spans([("d", 0, 99)], docs, 5)
+
+
+# --- the committed results still describe today's chunks ------------------------------
+
+
+def test_context_results_match_the_chunks_of_today():
+    root = Path(__file__).resolve().parent.parent
+    setup = json.loads((root / "results" / "context_collection.json").read_text(encoding="utf-8"))["setup"]
+    collection = json.loads((root / "data" / "late_collection.json").read_text(encoding="utf-8"))
+    texts = [d["text"] for d in collection["documents"]]
+    spec = parse_strategy(setup["base"].split()[0])
+    assert setup["n_base_chunks"] == sum(len(chunk_with(spec, t)) for t in texts), \
+        "results/context_collection.json is stale: rerun benchmarks/context_methods.py --datasets collection reports"
+    assert setup["n_parents"] == sum(len(markdown_sections(t)) for t in texts)
