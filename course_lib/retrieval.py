@@ -58,14 +58,14 @@ def _check_spans(name: str, spans: Any) -> list[Span]:
 
 
 # ---------------------------------------------------------------------------
-# Contextual chunk headers (notebook 10, section 1)
+# Contextual chunk headers (notebook 10, section 2)
 # ---------------------------------------------------------------------------
 
 
 def heading_path(text: str, offset: int) -> list[str]:
     """The Markdown headings in force at character `offset` of `text`, outermost first, without `#`.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 1. Uses the same parser as
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. Uses the same parser as
     `markdown_chunks` (`markdown_sections`), so it works for chunks of any chunker.
     """
     if not isinstance(text, str):
@@ -85,7 +85,7 @@ def heading_path(text: str, offset: int) -> list[str]:
 def contextual_header(title: str | None, headings: Sequence[str] = ()) -> str:
     """`"title > heading > subheading"`: the line put in front of a chunk before it is embedded.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 1. A first heading equal to the
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. A first heading equal to the
     title (a Markdown file whose `#` line is its title) is not repeated.
     """
     if title is not None and not isinstance(title, str):
@@ -105,7 +105,7 @@ def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None 
                  headings: bool = True) -> list[str]:
     """The text to embed and search for each chunk `(start, end)` of `text`: its header, a blank line, the chunk.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 1. `headings=False` puts only
+    Taught in notebooks/10_context_for_chunks.ipynb, section 2. `headings=False` puts only
     the title in front (for plain text without Markdown headings). The chunk's own
     offsets are not changed: only what is embedded is.
     """
@@ -124,14 +124,14 @@ def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None 
 
 
 # ---------------------------------------------------------------------------
-# Small-to-big: parent-child and sentence windows (notebook 10, section 2)
+# Small-to-big: parent-child and sentence windows (notebook 10, section 3)
 # ---------------------------------------------------------------------------
 
 
 def parent_of(children: Sequence[Span], parents: Sequence[Span]) -> list[int]:
     """For each child span, the index of the parent span of the same document that overlaps it most.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 2. Ties go to the earlier
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3. Ties go to the earlier
     parent. A child that overlaps no parent raises `ValueError`.
     """
     children, parents = _check_spans("children", children), _check_spans("parents", parents)
@@ -155,7 +155,7 @@ def parent_of(children: Sequence[Span], parents: Sequence[Span]) -> list[int]:
 def small_to_big(ranked_children: Sequence[int], parent_index: Sequence[int]) -> list[int]:
     """Parents in the order of their best-ranked child, each once: retrieve small, return big.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 2. `parent_index[c]` is the
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3. `parent_index[c]` is the
     parent of child `c` (see `parent_of`).
     """
     out: list[int] = []
@@ -173,7 +173,7 @@ def small_to_big(ranked_children: Sequence[int], parent_index: Sequence[int]) ->
 def sentence_windows(ranked: Sequence[int], sentences: Sequence[Span], width: int) -> list[Span]:
     """Each hit sentence with up to `width` sentences on each side, best first, never returning text twice.
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 2. `sentences` are the indexed
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3. `sentences` are the indexed
     sentences in document order. A hit whose sentence an earlier window already returned
     is skipped; a window stops where an earlier window begins, so the returned spans never
     overlap, and each runs from the start of its first sentence to the end of its last.
@@ -205,14 +205,14 @@ def sentence_windows(ranked: Sequence[int], sentences: Sequence[Span], width: in
 
 
 # ---------------------------------------------------------------------------
-# Hybrid lexical + dense search (notebook 10, section 3)
+# Hybrid lexical + dense search (notebook 10, section 4)
 # ---------------------------------------------------------------------------
 
 
 def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, stopwords: str | None = "en") -> list[list[int]]:
     """For each query, the indices of `texts` with a positive BM25 score, best first (`bm25s`).
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 3. Lower-cased words of two or
+    Taught in notebooks/10_context_for_chunks.ipynb, section 4. Lower-cased words of two or
     more letters or digits ("XR-12" gives "xr" and "12"), English stop words removed, no
     stemming, bm25s's default parameters (k1=1.5, b=0.75). Equal scores keep index order.
     Texts that share no word with the query are left out: BM25 has nothing to say about them.
@@ -247,7 +247,7 @@ def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, stopwords: st
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K) -> list[Hashable]:
     """Fuse ranked lists: each item scores the sum of 1 / (k + rank) over the lists that hold it (ranks from 1).
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 3. Only ranks matter, so a
+    Taught in notebooks/10_context_for_chunks.ipynb, section 4. Only ranks matter, so a
     cosine and a BM25 score never need a common scale. Equal scores keep the order in
     which the items first appear, list by list.
     """
@@ -270,14 +270,14 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_
 
 
 # ---------------------------------------------------------------------------
-# Vectors and budgets (notebook 10, sections 4 and 5)
+# Vectors and budgets (notebook 10, sections 5 and 3)
 # ---------------------------------------------------------------------------
 
 
 def blend_vectors(naive: Any, late: Any, weight: float) -> np.ndarray:
     """Row by row, `weight * late + (1 - weight) * naive`, L2-normalized (exercise 6.3's blend).
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 4.
+    Taught in notebooks/10_context_for_chunks.ipynb, section 5.
     """
     a, b = np.asarray(naive, dtype=np.float64), np.asarray(late, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 2:
@@ -295,7 +295,7 @@ def budget_spans(spans: Sequence[Span], documents: Mapping[Hashable, str], budge
                  tokenizer: Any = "cl100k_base") -> list[Span]:
     """The ranked spans a reader gets under a budget of `budget` tokens (`course_lib.evaluation.budget_cutoff`).
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 5: spans are taken in rank
+    Taught in notebooks/10_context_for_chunks.ipynb, section 3: spans are taken in rank
     order until the next would pass the budget, at least one. Counts the tokens of
     `documents[doc][start:end]` with `tokenizer` (cl100k_base by default).
     """

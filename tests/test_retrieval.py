@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.chunking import markdown_sections, sentence_chunks, split_sentences
+from course_lib.chunking import markdown_chunks, markdown_sections, sentence_chunks, split_sentences
 from course_lib.retrieval import (
     blend_vectors,
     bm25_rankings,
@@ -44,6 +44,19 @@ def test_heading_path_follows_the_nesting():
     assert heading_path(MANUAL, MANUAL.index("SK-7")) == ["XR-12 coolant pump", "Service life", "Seal kit"]
     assert heading_path(MANUAL, MANUAL.index("rattle")) == ["XR-12 coolant pump", "Faults"]
     assert heading_path("no headings here", 3) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.sampled_from(["Intro", "Setup", "Faults", "Care"]),
+                          st.sampled_from(["It runs.", "Its seal wears. Replace it.", "Vent the casing at once."])),
+                min_size=1, max_size=8), st.integers(5, 40))
+def test_heading_path_agrees_with_markdown_chunks(sections, size):
+    text = "".join(f"{'#' * level} {title}\n\n{body}\n\n" for level, title, body in sections)
+    for c in markdown_chunks(text, size):
+        assert heading_path(text, c.start) == [h.lstrip("#").strip() for h in c.metadata["headings"]]
+    spans = [(c.start, c.end) for c in markdown_chunks(text, size)]
+    for (s, e), t in zip(spans, headed_texts(text, spans, title="Doc")):
+        assert t.endswith(text[s:e]) and t.startswith("Doc")
 
 
 def test_heading_path_rejects_offsets_outside_the_text():
