@@ -384,3 +384,16 @@ def test_each_self_check_reports_its_stub_without_stopping(shared_kernel_run, st
     errors = [f"cell {i}: {o.ename}" for i, c in enumerate(full.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.output_type == "error"]
     assert not wrong and not errors, f"{path.name}, run in full:\n" + "\n".join(wrong + errors)
+
+
+def test_a_wrong_solution_still_fails_in_the_instructor_edition(tmp_path):
+    # the instructor edition, with Exercise 4.1's reference solution replaced by a wrong one
+    notebook = nbformat.read(ROOT / "notebooks" / RUN_ALL, as_version=4)
+    exercise = next(e for e in edition.find_exercises(notebook) if e.name == "Exercise 4.1")
+    cell = notebook.cells[exercise.solution]
+    begin, end = cell.source.index(edition.BEGIN), cell.source.index(edition.END) + len(edition.END)
+    cell.source = cell.source[:begin] + "return -1  # wrong on purpose" + cell.source[end:]
+    small, checks = trimmed(notebook, [exercise])
+    errors = [o for o in run(small, ROOT / "notebooks").cells[next(iter(checks))].outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "SelfCheckError" and "returned -1" in errors[0].evalue
+    assert "Traceback" not in "".join(errors[0].traceback), "shown as plain text, not as a traceback"
