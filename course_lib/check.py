@@ -13,11 +13,16 @@ from pathlib import Path
 import course_lib  # noqa: F401  (quiet, offline settings)
 from course_lib.datasets import REGISTRY, data_dir, fetch
 
+__all__ = ["REQUIREMENTS", "all_checks", "main", "pinned_requirements", "run_checks"]
+
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
 
 
 def pinned_requirements(path: Path = REQUIREMENTS) -> dict[str, str]:
-    """`name -> version` for each `name==version` line of a requirements file."""
+    """`name -> version` for each `name==version` line of a requirements file.
+
+    Not taught: `run_checks` compares the installed versions with these pins.
+    """
     pins = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
@@ -70,15 +75,21 @@ def _dataset(name: str) -> Callable[[], str]:
 
 
 def all_checks(*, with_model: bool = True) -> list[tuple[str, Callable[[], str]]]:
-    """The checks, in order: packages, tokenizers, model, datasets."""
-    checks = _package_checks() + [("tokenizers", _tokenizers)]
+    """The checks, in order: packages, tokenizers, model, datasets.
+
+    Not taught: the list `run_checks` runs.
+    """
+    checks = [*_package_checks(), ("tokenizers", _tokenizers)]
     if with_model:
         checks.append(("embedding model", _model))
     return checks + [(f"dataset {name}", _dataset(name)) for name in REGISTRY]
 
 
 def run_checks(*, with_model: bool = True) -> list[tuple[bool, str]]:
-    """Run every check; print and return `(ok, line)` pairs. Never raises."""
+    """Run every check; print and return `(ok, line)` pairs. Never raises.
+
+    Taught in notebooks/00_start_here.ipynb, section 1.
+    """
     results = []
     for label, check in all_checks(with_model=with_model):
         try:
@@ -92,6 +103,7 @@ def run_checks(*, with_model: bool = True) -> list[tuple[bool, str]]:
 
 
 def main() -> int:
+    """`python -m course_lib.check`: print every check, exit 1 if one failed. Run by `make setup`."""
     results = run_checks()
     failed = sum(not ok for ok, _ in results)
     print(f"environment check: {len(results) - failed} OK, {failed} FAIL")

@@ -18,6 +18,23 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "CHROMA_CORPORA",
+    "DOWNLOAD_TIMEOUT_S",
+    "REGISTRY",
+    "REPO_ROOT",
+    "DataNotFoundError",
+    "Dataset",
+    "RemoteFile",
+    "data_dir",
+    "fetch",
+    "fetch_all",
+    "load_chroma_corpus",
+    "load_chroma_questions",
+    "load_flores",
+    "read_text",
+]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOWNLOAD_TIMEOUT_S = 30
 
@@ -116,7 +133,10 @@ class DataNotFoundError(FileNotFoundError):
 
 
 def data_dir() -> Path:
-    """The cache folder: `$COURSE_DATA_DIR` if set, else `data/cache/` in the repository."""
+    """The cache folder: `$COURSE_DATA_DIR` if set, else `data/cache/` in the repository.
+
+    Taught in notebooks/00_start_here.ipynb, section 1 (where the data cache is).
+    """
     configured = os.environ.get("COURSE_DATA_DIR")
     return Path(configured).expanduser().resolve() if configured else REPO_ROOT / "data" / "cache"
 
@@ -143,6 +163,8 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
 
     Raises `DataNotFoundError` naming the exact path to place the file at when it is
     missing and cannot be downloaded, and `ValueError` when a file's sha256 is wrong.
+
+    Taught in notebooks/00_start_here.ipynb, section 1.
     """
     if dataset not in REGISTRY:
         raise ValueError(f"dataset={dataset!r} is unknown; use one of {sorted(REGISTRY)}")
@@ -181,20 +203,29 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
 
 
 def fetch_all(dataset: str, *, download: bool = True) -> dict[str, Path]:
-    """Fetch every file of `dataset`; return relative name -> local path."""
+    """Fetch every file of `dataset`; return relative name -> local path.
+
+    Taught in notebooks/00_start_here.ipynb, section 1.
+    """
     if dataset not in REGISTRY:
         raise ValueError(f"dataset={dataset!r} is unknown; use one of {sorted(REGISTRY)}")
     return {name: fetch(dataset, name, download=download) for name in REGISTRY[dataset].files}
 
 
 def read_text(dataset: str, file: str) -> str:
-    """The verified file as text (UTF-8, newlines exactly as stored)."""
+    """The verified file as text (UTF-8, newlines exactly as stored).
+
+    Taught in notebooks/00_start_here.ipynb, section 3.
+    """
     with fetch(dataset, file).open(encoding="utf-8", newline="") as handle:
         return handle.read()
 
 
 def load_flores(language: str, split: str = "all") -> list[str]:
-    """FLORES-200 sentences for `language` ("eng" or "spa"), split "dev", "devtest" or "all"."""
+    """FLORES-200 sentences for `language` ("eng" or "spa"), split "dev", "devtest" or "all".
+
+    Taught in notebooks/02_tokens_vs_characters.ipynb, setup and section 5.
+    """
     if language not in ("eng", "spa"):
         raise ValueError(f'language={language!r}; use "eng" or "spa"')
     if split not in ("dev", "devtest", "all"):
@@ -207,7 +238,10 @@ def load_flores(language: str, split: str = "all") -> list[str]:
 
 
 def load_chroma_corpus(corpus_id: str) -> str:
-    """One of the five Chroma evaluation corpora as a string (indices are code points)."""
+    """One of the five Chroma evaluation corpora as a string (indices are code points).
+
+    Taught in notebooks/01_why_chunking.ipynb, section 3.
+    """
     if corpus_id not in CHROMA_CORPORA:
         raise ValueError(f"corpus_id={corpus_id!r}; use one of {list(CHROMA_CORPORA)}")
     return read_text("chroma_chunking_eval", f"corpora/{corpus_id}.md")
@@ -217,6 +251,8 @@ def load_chroma_questions() -> list[dict]:
     """The 472 questions: dicts with `question`, `corpus_id` and `references`.
 
     Each reference is a dict with `content`, `start_index` and `end_index` into the corpus.
+
+    Taught in notebooks/01_why_chunking.ipynb, section 3.
     """
     with fetch("chroma_chunking_eval", "questions_df.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import html
+import itertools
 from collections.abc import Sequence
 
 from course_lib.chunking import Span, as_spans
+
+__all__ = ["OVERLAP_STYLE", "PALETTE", "UNCOVERED_STYLE", "chunks_to_html", "show_chunks"]
 
 PALETTE = ("#cfe8ff", "#c9ede8", "#d6f5d6", "#f3d9ff", "#fff2a8", "#ffd6dc")
 OVERLAP_STYLE = "background:#ffb347;outline:1px solid #c46a00"
@@ -17,11 +20,13 @@ def chunks_to_html(text: str, chunks: Sequence[Span], *, title: str | None = Non
 
     `chunks` are `Chunk`s or `(start, end)` character spans. Hovering a span shows
     which chunks hold it. Text in no chunk is grey.
+
+    Taught in notebooks/00_start_here.ipynb, section 3 (what `show_chunks` draws).
     """
     spans = as_spans(text, chunks)
     cuts = sorted({0, len(text), *(s for s, _ in spans), *(e for _, e in spans)})
     parts = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         owners = [i for i, (s, e) in enumerate(spans) if s <= a and b <= e]
         piece = html.escape(text[a:b])
         if not owners:
@@ -45,7 +50,10 @@ def chunks_to_html(text: str, chunks: Sequence[Span], *, title: str | None = Non
 
 
 def show_chunks(text: str, chunks: Sequence[Span], *, title: str | None = None):
-    """Display `chunks_to_html(...)` in a notebook."""
+    """Display `chunks_to_html(...)` in a notebook.
+
+    Taught in notebooks/00_start_here.ipynb, section 3.
+    """
     from IPython.display import HTML
 
     return HTML(chunks_to_html(text, chunks, title=title))

@@ -81,14 +81,21 @@ def _check_relevant(relevant: Any) -> set:
 
 
 def recall_at_k(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
-    """Share of the relevant ids found among the first `k` of `ranking` (0..1)."""
+    """Share of the relevant ids found among the first `k` of `ranking` (0..1).
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 1 (first used in
+    notebooks/06_late_chunking_xr12.ipynb, section 3).
+    """
     k = _check_k(k)
     ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
     return len(relevant.intersection(ranking[:k])) / len(relevant)
 
 
 def reciprocal_rank(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int | None = None) -> float:
-    """1 / rank of the first relevant id (ranks start at 1); 0 if none in the first `k` (or anywhere)."""
+    """1 / rank of the first relevant id (ranks start at 1); 0 if none in the first `k` (or anywhere).
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 1.
+    """
     if k is not None:
         k = _check_k(k)
     ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
@@ -99,7 +106,10 @@ def reciprocal_rank(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k
 
 
 def mrr(rankings: Sequence[Sequence[Hashable]], relevants: Sequence[Iterable[Hashable]], k: int | None = None) -> float:
-    """Mean reciprocal rank over queries: `rankings[i]` is scored against `relevants[i]`."""
+    """Mean reciprocal rank over queries: `rankings[i]` is scored against `relevants[i]`.
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 1.
+    """
     rankings, relevants = list(rankings), list(relevants)
     if len(rankings) != len(relevants):
         raise ValueError(f"rankings has {len(rankings)} queries but relevants has {len(relevants)}; "
@@ -116,6 +126,9 @@ def ndcg_at_k(ranking: Sequence[Hashable], relevance: Mapping[Hashable, float] |
     id -> grade >= 0 (graded; ids not in it have grade 0). Gains are linear and the
     result at rank r is discounted by log2(r + 1); the ideal order of the grades gives
     the normalizer, so a ranking in that order scores 1.
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 1 (first used in
+    notebooks/07_structure_aware_chunking.ipynb, section 3).
     """
     k = _check_k(k)
     ranking = _check_ranking(ranking)
@@ -145,6 +158,9 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
     `token_counts[i]` is the size of the chunk at rank i (cl100k_base tokens, as `budget`).
     Comparing chunkers at equal k favours big chunks; at an equal budget every chunker
     hands the reader the same amount of text.
+
+    Taught in notebooks/09_semantic_chunking.ipynb, section 5; used in the exercises of
+    notebooks/05_overlap_cost_arithmetic.ipynb and notebooks/08_measuring_chunkers.ipynb.
     """
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
         raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
@@ -230,6 +246,8 @@ def span_scores(retrieved: Sequence[SpanLike], references: Sequence[SpanLike]) -
     recall = covered / reference characters; precision = covered / retrieved characters
     (the sum of chunk lengths: overlapping chunks count their shared text twice);
     IoU = covered / (retrieved characters + reference characters not covered).
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 2.
     """
     retrieved, references = _spans("retrieved", retrieved), _spans("references", references)
     if not references:
@@ -251,6 +269,8 @@ def precision_omega(chunks: Sequence[SpanLike], references: Sequence[SpanLike]) 
 
     covered / union(those chunks and any reference text no chunk holds). It depends
     only on the chunking, not on the embedding model: the best precision the chunker allows.
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 2.
     """
     chunks, references = _spans("chunks", chunks), _spans("references", references)
     if not references:
@@ -267,7 +287,10 @@ def precision_omega(chunks: Sequence[SpanLike], references: Sequence[SpanLike]) 
 
 
 def summarize(scores: Sequence[float]) -> dict[str, float]:
-    """Mean and population standard deviation of per-question scores, in percent."""
+    """Mean and population standard deviation of per-question scores, in percent.
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 3.
+    """
     values = np.asarray(list(scores), dtype=float)
     if values.ndim != 1 or values.size == 0:
         raise ValueError("scores must be a non-empty flat list of per-question scores")
@@ -300,6 +323,8 @@ class VectorIndex:
 
     Results come best first; equal scores keep insertion order (the lower row first),
     so a search is deterministic. `ids` (default 0..n-1) label the rows.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 3 and notebooks/08_measuring_chunkers.ipynb, section 3.
     """
 
     def __init__(self, vectors: Any, ids: Sequence[Any] | None = None):

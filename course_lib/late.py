@@ -20,6 +20,20 @@ import numpy as np
 
 from course_lib.chunking import Chunk, Span, as_spans
 
+__all__ = [
+    "BATCH_SIZE",
+    "DocumentTokens",
+    "MacroWindow",
+    "check_mean_pooling",
+    "chunk_token_spans",
+    "content_token_ranges",
+    "late_chunk_embeddings",
+    "macro_windows",
+    "naive_chunk_embeddings",
+    "token_vectors",
+    "tokenize_document",
+]
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -50,8 +64,11 @@ class MacroWindow:
     keep_end: int
 
 
-def tokenize_document(model: "SentenceTransformer", text: str) -> DocumentTokens:
-    """Tokenize `text` once with the model's fast tokenizer, without truncation, keeping offsets."""
+def tokenize_document(model: SentenceTransformer, text: str) -> DocumentTokens:
+    """Tokenize `text` once with the model's fast tokenizer, without truncation, keeping offsets.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     tokenizer = model.tokenizer
@@ -73,7 +90,10 @@ def tokenize_document(model: "SentenceTransformer", text: str) -> DocumentTokens
 
 def content_token_ranges(doc: DocumentTokens, text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
     """Content-token range `[a, b)` (indices into `doc.ids`, no special tokens) of each chunk of `text`,
-    for a document already tokenized by `tokenize_document`: the tokens whose characters intersect it."""
+    for a document already tokenized by `tokenize_document`: the tokens whose characters intersect it.
+
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 4.
+    """
     spans = as_spans(text, chunks)
     starts = np.array([s for s, _ in doc.offsets], dtype=np.int64)
     ends = np.array([e for _, e in doc.offsets], dtype=np.int64)
@@ -87,11 +107,13 @@ def content_token_ranges(doc: DocumentTokens, text: str, chunks: Sequence[Span])
     return ranges
 
 
-def chunk_token_spans(model: "SentenceTransformer", text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
+def chunk_token_spans(model: SentenceTransformer, text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
     """Token range `[a, b)` of each chunk in `model.tokenizer(text)["input_ids"]` (special tokens included).
 
     A token belongs to a chunk when its characters intersect the chunk's characters, so a
     token that straddles a boundary belongs to both chunks. Index 0 is [CLS] for BERT.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 1 (how a chunk's characters map to model tokens).
     """
     doc = tokenize_document(model, text)
     shift = len(doc.prefix)
@@ -105,6 +127,8 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
     tokens and keeps all but `overlap` tokens at each inner edge, so every token is kept
     exactly once, from a window where it has at least `overlap` tokens of context on each
     side (fewer only near the start or end of the document).
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 4.
     """
     for name, value in (("n_tokens", n_tokens), ("capacity", capacity), ("overlap", overlap)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -130,8 +154,11 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
     return windows
 
 
-def check_mean_pooling(model: "SentenceTransformer") -> None:
-    """Raise `ValueError` unless `model` is a transformer followed by mean pooling (and maybe Normalize)."""
+def check_mean_pooling(model: SentenceTransformer) -> None:
+    """Raise `ValueError` unless `model` is a transformer followed by mean pooling (and maybe Normalize).
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 5 (the limits: which models late chunking fits).
+    """
     modules = list(model)
     if not modules or not hasattr(modules[0], "auto_model"):
         raise ValueError("late chunking needs a SentenceTransformer whose first module is a Hugging Face "
@@ -155,7 +182,7 @@ def check_mean_pooling(model: "SentenceTransformer") -> None:
                          "Pooling -> (Normalize), so that pooled token vectors live in the model's space")
 
 
-def _check_window(model: "SentenceTransformer", doc: DocumentTokens, window: Any) -> int:
+def _check_window(model: SentenceTransformer, doc: DocumentTokens, window: Any) -> int:
     positions = int(model[0].auto_model.config.max_position_embeddings)
     if window is None:
         window = min(int(model.max_seq_length), positions)
@@ -168,7 +195,7 @@ def _check_window(model: "SentenceTransformer", doc: DocumentTokens, window: Any
     return int(window)
 
 
-def _kept_vectors(model: "SentenceTransformer", doc: DocumentTokens, window: int, overlap: int | None,
+def _kept_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int, overlap: int | None,
                   batch_size: int) -> Iterator[tuple[int, np.ndarray]]:
     """`(keep_start, vectors)` of each macro window's kept middle, in document order."""
     import torch
@@ -187,20 +214,22 @@ def _kept_vectors(model: "SentenceTransformer", doc: DocumentTokens, window: int
                 yield w.keep_start, row[p + w.keep_start - w.start:p + w.keep_end - w.start]
 
 
-def token_vectors(model: "SentenceTransformer", doc: DocumentTokens, window: int,
+def token_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int,
                   overlap: int | None = None, batch_size: int = BATCH_SIZE) -> np.ndarray:
     """Contextualized vector of every content token of `doc` (no special tokens), via macro windows.
 
     Each window is [CLS] + its content tokens + [SEP], run under `torch.inference_mode()`
     in batches of `batch_size` windows. Meant for inspection: `late_chunk_embeddings`
     pools window by window instead of keeping every token vector in memory.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 4.
     """
     parts = [v for _, v in _kept_vectors(model, doc, window, overlap, batch_size)]
     return np.concatenate(parts) if parts else np.empty((0, model[0].auto_model.config.hidden_size), np.float32)
 
 
 def late_chunk_embeddings(
-    model: "SentenceTransformer",
+    model: SentenceTransformer,
     text: str,
     chunks: Sequence[Span],
     *,
@@ -221,6 +250,8 @@ def late_chunk_embeddings(
     `batch_size` windows per forward pass: each token's vector comes from a window where it
     had `overlap` tokens of context on each side where possible (default: an eighth of the
     window's content tokens, 63 for a 512-token window). Nothing is truncated.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
     """
     check_mean_pooling(model)
     doc = tokenize_document(model, text)
@@ -240,11 +271,13 @@ def late_chunk_embeddings(
     return (means / np.linalg.norm(means, axis=1, keepdims=True)).astype(np.float32)
 
 
-def naive_chunk_embeddings(model: "SentenceTransformer", chunks: Sequence[Chunk | str]) -> np.ndarray:
+def naive_chunk_embeddings(model: SentenceTransformer, chunks: Sequence[Chunk | str]) -> np.ndarray:
     """The usual vectors: each chunk encoded on its own by `model.encode`, L2-normalized.
 
     Raises `ValueError` if a chunk is longer than `model.max_seq_length` tokens
     (special tokens included), because `model.encode` would silently cut it.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
     """
     if isinstance(chunks, (str, Chunk)):
         raise TypeError("chunks must be a sequence of Chunks or strings; wrap a single one in a list")

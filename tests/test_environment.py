@@ -25,8 +25,8 @@ def test_environment_yml_mirrors_requirements():
 
 
 def test_every_requirement_is_pinned_and_torch_is_the_cpu_pin():
-    lines = [l.split("#")[0].strip() for l in (ROOT / "requirements.txt").read_text().splitlines()]
-    assert all("==" in l for l in lines if l), "every requirement needs an exact == pin"
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    assert all("==" in line for line in lines if line), "every requirement needs an exact == pin"
     assert pinned_requirements()["torch"] == "2.13.0"
 
 

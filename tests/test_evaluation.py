@@ -217,7 +217,7 @@ def test_retrieving_exactly_the_references_scores_one(references):
     merged = sorted(_chars(references))
     # rebuild the union of references as disjoint ranges
     ranges, start = [], None
-    for (doc, i), nxt in zip(merged, merged[1:] + [(None, -2)]):
+    for (doc, i), nxt in zip(merged, [*merged[1:], (None, -2)]):
         start = i if start is None else start
         if nxt != (doc, i + 1):
             ranges.append((doc, start, i + 1))

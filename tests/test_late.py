@@ -1,5 +1,6 @@
 """Tests for course_lib.late: late chunking with offset-mapped spans and macro windows."""
 
+import itertools
 import random
 
 import numpy as np
@@ -127,7 +128,7 @@ def test_token_spans_on_cjk(model):
 def test_a_token_straddling_a_boundary_belongs_to_both_chunks(model):
     text = "Replacement intervals vary."
     cut = 4  # inside "replacement", which is one token
-    (a0, b0), (a1, b1) = chunk_token_spans(model, text, [(0, cut), (cut, len(text))])
+    (_a0, b0), (a1, _b1) = chunk_token_spans(model, text, [(0, cut), (cut, len(text))])
     assert b0 == 2 and a1 == 1, "the shared token is counted in both chunks"
 
 
@@ -223,7 +224,7 @@ def test_macro_windows_tile_the_document(n, capacity, data):
     overlap = data.draw(st.integers(0, (capacity - 1) // 2))
     windows = macro_windows(n, capacity, overlap)
     assert windows[0].keep_start == 0 and windows[-1].keep_end == n
-    for prev, nxt in zip(windows, windows[1:]):
+    for prev, nxt in itertools.pairwise(windows):
         assert prev.keep_end == nxt.keep_start
     for w in windows:
         assert 0 <= w.start <= w.keep_start < w.keep_end <= w.end <= n or n == 0
@@ -280,7 +281,7 @@ def test_a_cls_pooling_model_is_refused(model):
     from sentence_transformers.models import Pooling
 
     cls_model = SentenceTransformer(modules=[model[0], Pooling(384, pooling_mode="cls")], device="cpu")
-    with pytest.raises(ValueError, match="'cls', not 'mean'.*no \\[CLS\\] of its own"):
+    with pytest.raises(ValueError, match=r"'cls', not 'mean'.*no \[CLS\] of its own"):
         late_chunk_embeddings(cls_model, XR12_DOC, XR12_SPANS)
 
 

@@ -92,9 +92,9 @@ def test_chunk_with_matches_the_chunkers():
 
 
 def test_option_values_are_checked_when_chunking():
-    with pytest.raises(ValueError, match="separators=.nosuch. is invalid: use one of the presets"):
+    with pytest.raises(ValueError, match=r"separators=.nosuch. is invalid: use one of the presets"):
         chunk_with("recursive:40?separators=nosuch", TEXT)
-    with pytest.raises(ValueError, match="language=.xx. is invalid: use one of en, es"):
+    with pytest.raises(ValueError, match=r"language=.xx. is invalid: use one of en, es"):
         chunk_with("sentence:3?language=xx", TEXT)
 
 

@@ -29,7 +29,11 @@ __all__ = ["Chunk", "Span", "as_spans"]
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a source text: `source[start:end] == text`, `n_tokens` counted on `text`."""
+    """A piece of a source text: `source[start:end] == text`, `n_tokens` counted on `text`.
+
+    Taught in notebooks/03_fixed_size_and_overlap.ipynb, section 3 (first met in
+    notebooks/00_start_here.ipynb, section 3).
+    """
 
     text: str
     start: int
@@ -42,7 +46,10 @@ Span = Union[Chunk, tuple[int, int]]
 
 
 def as_spans(text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
-    """`(start, end)` pairs from `Chunk`s or pairs, checked against `text`."""
+    """`(start, end)` pairs from `Chunk`s or pairs, checked against `text`.
+
+    Taught in notebooks/04_recursive_splitting.ipynb, section 5.
+    """
     spans = []
     for i, c in enumerate(chunks):
         start, end = (c.start, c.end) if isinstance(c, Chunk) else c

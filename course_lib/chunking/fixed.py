@@ -154,8 +154,8 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
     A single user-perceived character that alone takes more than `size` tokens raises
     `ValueError` naming it.
 
-    Taught in notebooks/03_fixed_size_and_overlap.ipynb (the library version of the
-    hand-built token windows).
+    Taught in notebooks/03_fixed_size_and_overlap.ipynb, section 3 (the library version of
+    the token windows cut by hand in section 2).
     """
     _validate(text, size, overlap)
     if not text.strip():

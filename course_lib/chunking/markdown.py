@@ -24,6 +24,8 @@ def markdown_sections(text: str) -> list[tuple[int, int, list[str]]]:
 
     `heading_path` lists the enclosing headings as written, e.g. `["# Guide", "## Install"]`.
     Lines starting with `#` inside fenced code blocks are not headings.
+
+    Taught in notebooks/07_structure_aware_chunking.ipynb, sections 1-2.
     """
     sections: list[tuple[int, int, list[str]]] = []
     path: list[tuple[int, str]] = []
@@ -54,6 +56,9 @@ def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl
 
     Every chunk's `metadata["headings"]` holds its heading path. A section larger than
     `size` is split recursively (paragraphs, lines, sentences, words) with `overlap`.
+
+    Taught in notebooks/07_structure_aware_chunking.ipynb, section 2 (first met in
+    notebooks/04_recursive_splitting.ipynb, section 6).
     """
     _validate(text, size, overlap)
     if not text.strip():

@@ -46,6 +46,8 @@ def sentence_end_pattern(languages: Sequence[str] = ("en", "es")) -> str:
     space after the point). `split_sentences` and the recursive presets' sentence level
     both use this rule; the presets have no language, so theirs knows the English and
     Spanish abbreviations together.
+
+    Taught in notebooks/04_recursive_splitting.ipynb, section 8 (the recursive presets use it from section 5 on).
     """
     unknown = sorted(set(languages) - set(ABBREVIATIONS))
     if unknown or not languages:
@@ -76,7 +78,7 @@ def split_sentences(text: str, language: str = "en") -> list[tuple[int, int]]:
     Spanish `¿…?` and `¡…!` stay whole. A blank line always ends a sentence. The rule is
     `sentence_end_pattern`, which the recursive presets share.
 
-    Taught in notebooks/04_recursive_splitting.ipynb, section 7 (sentence chunks).
+    Taught in notebooks/04_recursive_splitting.ipynb, section 8 (sentence-based chunking).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
@@ -95,7 +97,11 @@ def sentence_chunks(
     tokenizer: Any = "cl100k_base",
 ) -> list[Chunk]:
     """Groups of up to `max_sentences` sentences; each group repeats the previous one's last
-    `overlap_sentences`. Sizes are counted in sentences, so `n_tokens` (by `tokenizer`) varies."""
+    `overlap_sentences`. Sizes are counted in sentences, so `n_tokens` (by `tokenizer`) varies.
+
+    Taught in notebooks/04_recursive_splitting.ipynb, section 8; used for prose in
+    notebooks/07_structure_aware_chunking.ipynb, section 7.
+    """
     for name, value in (("max_sentences", max_sentences), ("overlap_sentences", overlap_sentences)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int, not {type(value).__name__}")
