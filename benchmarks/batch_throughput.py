@@ -142,6 +142,8 @@ if __name__ == "__main__":
     parser.add_argument("--embed-rounds", type=int, default=2, help="whole-job rounds on one copy")
     parser.add_argument("--embed-mb", type=float, default=2.0, help="MB embedded by the whole-job runs")
     parser.add_argument("--embed-only", action="store_true", help="keep the chunking runs already in --out")
+    parser.add_argument("--append", action="store_true",
+                        help="with --embed-only: keep the whole-job runs too and add rounds in the opposite order")
     parser.add_argument("--out", default=str(ROOT / "results" / "batch_throughput.json"))
     args = parser.parse_args()
     docs = corpus(args.copies)
@@ -158,11 +160,13 @@ if __name__ == "__main__":
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
 
     if args.embed_only:
-        result["runs"] = [r for r in json.loads(Path(args.out).read_text())["runs"] if r["stage"] == "chunk"]
+        kept = json.loads(Path(args.out).read_text())["runs"]
+        result["runs"] = kept if args.append else [r for r in kept if r["stage"] == "chunk"]
     else:
         for workers in interleaved(args.rounds):
             record(chunk_run(docs, workers))
     with tempfile.TemporaryDirectory() as work:
-        for workers in interleaved(args.embed_rounds):
+        done = sum(r["stage"] != "chunk" for r in result["runs"]) // 2
+        for workers in interleaved(done + args.embed_rounds)[2 * done:]:
             record(embed_run(one_copy, workers, Path(work)))
     print(f"wrote {args.out}")
