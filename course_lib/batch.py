@@ -12,8 +12,9 @@ with this repository installed), then pass `Client("tcp://SCHEDULER:8786")` as `
 The store's folder must be reachable from the driver (a local disk, or object storage:
 LanceDB accepts `s3://` paths).
 
-Why Dask rather than Ray (measured in benchmarks/README.md, "Batch job"): 28 MB installed
-against a 79 MB wheel for Ray alone, and a local cluster that starts in about a second on 2 cores.
+Why Dask rather than Ray (benchmarks/README.md, "Vector store and batch job"): dask and
+distributed added 28 MB to the course's environment, where Ray's wheel alone is a 79 MB download;
+a local cluster of 1-2 workers was ready in 6-9 s on 2 busy cores.
 """
 
 from __future__ import annotations

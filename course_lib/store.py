@@ -15,7 +15,7 @@ Notebook 12, "From notebook to production", teaches this module. `VectorIndex` i
 | `doc_sha256` | the hash of the document version the chunk came from |
 | `vector` | the embedding, float32 |
 
-Why LanceDB (measured in benchmarks/README.md, "Vector store"): re-indexing a document is one
+Why LanceDB (measured in benchmarks/README.md, "Vector store and batch job"): re-indexing a document is one
 `merge_insert` that updates, inserts and deletes in a single commit, so a crash leaves the
 document old or new, never mixed or empty; Chroma needs a delete and an add, two commits.
 LanceDB sends no telemetry (its OpenTelemetry bridge is opt-in).
