@@ -345,6 +345,9 @@ def test_markdown_sections_ignore_tilde_fences():
     ("es", "¿Qué hora es? ¡Son las tres! El Sr. García llegó. EE. UU. respondió, p. ej. ayer. Cuesta 3,85 €.",
      ["¿Qué hora es?", "¡Son las tres!", "El Sr. García llegó.", "EE. UU. respondió, p. ej. ayer.", "Cuesta 3,85 €."]),
     ("es", "Vino la Dra. Pérez, etc. y se fue… Luego nada.", ["Vino la Dra. Pérez, etc. y se fue…", "Luego nada."]),
+    # lower-cased text (as in Chroma's finance corpus) still splits; "etc." before a lower-case word does not
+    ("en", "the fee rose in 2020. the company paid. a new rule, etc. and more.",
+     ["the fee rose in 2020.", "the company paid.", "a new rule, etc. and more."]),
 ])
 def test_split_sentences(language, text, expected):
     assert [text[a:b] for a, b in split_sentences(text, language)] == expected

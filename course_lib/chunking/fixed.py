@@ -43,7 +43,9 @@ class _Windows:
             lo, hi = np.searchsorted(measure.starts, (a, b))
             inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
             cuts = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
-        cuts = _snap_to_clusters(text, measure.codes, cuts.astype(np.int64))
+        cuts = cuts.astype(np.int64)
+        if not measure.plain:
+            cuts = _snap_to_clusters(text, measure.codes, cuts)
         self._set(cuts[(cuts >= a) & (cuts <= b)])
         self.content_end = _strip(text, a, b)[1]
 

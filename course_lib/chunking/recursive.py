@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from course_lib.chunking._measure import Chunk, _is_boundary, _make_chunk, _Measure, _strip, _validate
+from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
 from course_lib.chunking.fixed import _fixed_spans
 from course_lib.chunking.sentences import SENTENCE_END
 from course_lib.tokens import resolve_tokenizer
@@ -77,8 +77,7 @@ Pieces = list[tuple[int, int]]
 
 def _split_on(measure: _Measure, a: int, b: int, pattern: re.Pattern | regex.Pattern) -> Pieces:
     """Cut [a, b) where each match of `pattern` starts (never inside a user-perceived character)."""
-    text = measure.text
-    cuts = [m.start() for m in pattern.finditer(text, a, b) if a < m.start() and _is_boundary(text, m.start())]
+    cuts = measure.cluster_boundaries([m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()])
     return list(zip([a, *cuts], [*cuts, b]))
 
 

@@ -41,9 +41,11 @@ def sentence_end_pattern(languages: Sequence[str] = ("en", "es")) -> str:
 
     A sentence ends at a run of `.`, `!`, `?` or `…` (and closing quotes or brackets)
     followed by white space, unless the run starts with `.` right after a known
-    abbreviation of `languages` or a single letter (an initial, "p. ej."), or the next
-    sentence would start in lower case. Decimals such as 3.85 never match (no white
-    space after the point). `split_sentences` and the recursive presets' sentence level
+    abbreviation of `languages` or a single letter (an initial, "p. ej."), or it is a
+    point after a short lower-case word ("etc.", "ca.": an abbreviation the lists do not
+    know) and the next word starts in lower case. A lower-case next word alone does not
+    block a cut, so lower-cased text still splits into sentences. Decimals such as 3.85
+    never match (no white space after the point). `split_sentences` and the recursive presets' sentence level
     both use this rule; the presets have no language, so theirs knows the English and
     Spanish abbreviations together.
 
@@ -56,7 +58,11 @@ def sentence_end_pattern(languages: Sequence[str] = ("en", "es")) -> str:
     abbreviation = "|".join(regex.escape(w) for w in words)
     not_after_abbreviation = rf"(?<!(?:^|\s){_OPENERS}*+(?i:{abbreviation}|\p{{L}}))"
     end_of_sentence = rf"(?<![.!?…])(?:{not_after_abbreviation}\.|[!?…]){_END_MARKS}*{_CLOSERS}*"
-    return rf"(?<={end_of_sentence})\s++(?!\p{{Lowercase}})"
+    # an unknown abbreviation looks like a short lower-case word and a point ("etc.", "ca."):
+    # after one, a next word in lower case continues the sentence
+    short_word_and_point = rf"(?<=(?:^|\s){_OPENERS}*+\p{{Ll}}{{1,3}}\.{_CLOSERS}*)"
+    after_short_word = short_word_and_point[4:-1]
+    return rf"(?<={end_of_sentence})(?:{short_word_and_point}\s++(?!\p{{Lowercase}})|(?<!{after_short_word})\s++)"
 
 
 @cache
@@ -74,7 +80,7 @@ def split_sentences(text: str, language: str = "en") -> list[tuple[int, int]]:
 
     A sentence ends at `.`, `!`, `?` or `…` (and closing quotes) before white space,
     unless the word is a known abbreviation of `language` ("en" or "es") or a single
-    initial, or the next sentence would start in lower case. Decimals such as 3.85 and
+    initial, or a short lower-case word ("etc.") followed by a lower-case word. Decimals such as 3.85 and
     Spanish `¿…?` and `¡…!` stay whole. A blank line always ends a sentence. The rule is
     `sentence_end_pattern`, which the recursive presets share.
 
