@@ -20,7 +20,8 @@ from course_lib.strategies import chunk_with, result_stem
 from course_lib.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "results" / "three_corpora"  # benchmarks/chroma_eval.py --strategies
+RESULTS = ROOT / "results"
+STRATEGY_FOLDERS = ("three_corpora", "five_corpora")  # benchmarks/chroma_eval.py --strategies --out results/<folder>
 
 
 class BagOfWords:
@@ -213,8 +214,9 @@ def test_embed_texts_pools_long_texts_instead_of_cutting_them(minilm):
 
 def strategy_results() -> list[tuple[Path, dict]]:
     found = []
-    for path in sorted(RESULTS.glob("*.json")):
-        found.append((path, json.loads(path.read_text(encoding="utf-8"))))
+    for folder in STRATEGY_FOLDERS:
+        for path in sorted((RESULTS / folder).glob("*.json")):
+            found.append((path, json.loads(path.read_text(encoding="utf-8"))))
     return found
 
 
@@ -242,7 +244,7 @@ def test_strategy_results_match_the_current_chunkers():
             "re-run `python benchmarks/chroma_eval.py --strategies` and commit results/")
         assert result_stem(result["config"]["strategy"]) == path.stem
         checked += 1
-    assert checked, f"no strategy results found in {RESULTS}"
+    assert checked, f"no strategy results found in {RESULTS}/{STRATEGY_FOLDERS}"
 
 
 def test_semantic_boundaries_are_recomputed_on_the_small_corpus(minilm):
@@ -252,6 +254,11 @@ def test_semantic_boundaries_are_recomputed_on_the_small_corpus(minilm):
     chroma_eval = load_chroma_eval()
     text = load_chroma_corpus(chroma_eval.BOUNDARY_CORPUS)
     seen = set()
+    by_strategy: dict[str, list] = {}
+    for path, result in strategy_results():  # runs of one strategy on different corpus sets chunk chatlogs alike
+        if result["config"]["chunker"] == "semantic":
+            stored = result["boundaries"][chroma_eval.BOUNDARY_CORPUS]
+            assert by_strategy.setdefault(result["config"]["strategy"], stored) == stored, path.name
     for path, result in strategy_results():
         options = result["config"]["options"]
         if result["config"]["chunker"] != "semantic" or options.get("method") in seen:
