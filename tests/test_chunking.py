@@ -430,3 +430,12 @@ def test_python_preset_keeps_decorators_with_their_definitions():
     chunks = recursive_chunks(code, 30, separators="python")
     assert all(not c.text.rstrip().split("\n")[-1].lstrip().startswith("@") for c in chunks), [c.text for c in chunks]
     assert any("@functools.lru_cache" in c.text and "def cached" in c.text for c in chunks)
+
+
+def test_tokenizer_offsets_out_of_order_do_not_stall_the_windows():
+    # WordPiece reports "[CLS]" written in the text with offsets out of order; windows must still advance
+    text = "[CLS]  acaféIt must be replaced after 10,000 hours.\n\n한국어café"
+    for chunker in (fixed_size_chunks, recursive_chunks, markdown_chunks):
+        run_or_too_small(chunker, text, 1, 0, WORDPIECE)
+        chunks = chunker(text[:40], 1, tokenizer=WORDPIECE)
+        check_invariants(text[:40], chunks, 1, 0, WORDPIECE)

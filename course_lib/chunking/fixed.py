@@ -43,7 +43,8 @@ class _Windows:
             lo, hi = np.searchsorted(measure.starts, (a, b))
             inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
             cuts = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
-        cuts = cuts.astype(np.int64)
+        cuts = np.sort(cuts.astype(np.int64))  # some tokenizers report offsets out of order
+        cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]
         if not measure.plain:
             cuts = _snap_to_clusters(text, measure.codes, cuts)
         self._set(cuts[(cuts >= a) & (cuts <= b)])
