@@ -12,7 +12,7 @@ in its first drop-down, then typing another number in its first number box, must
 chunks it shows. A screenshot goes to build/screenshots/.
 
 `run_all_in_browser` is the student edition's path: clear every output, Run > Run All Cells, and
-report which cells ran, which show an error and what each shows (tests/browser/test_student_edition.py).
+report which cells ran, which show an error and what each shows (tests/browser/test_student_edition_in_browser.py).
 
 Needs Debian's Chromium (`apt-get install -y chromium`) and the Python driver
 (`.venv/bin/python -m pip install -r requirements-browser.txt`); no `playwright install`.

@@ -2,7 +2,7 @@
 
 Checked here: notebook 00, where `make lab` starts. The chunk playground has its own browser test
 (test_playground_widget.py, on a one-cell notebook) and the student edition too
-(test_student_edition.py); `python scripts/browser_check.py` with no argument also runs notebook 07,
+(test_student_edition_in_browser.py); `python scripts/browser_check.py` with no argument also runs notebook 07,
 which ends with the playground.
 
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`). Without Chromium or
