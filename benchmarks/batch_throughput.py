@@ -29,7 +29,6 @@ from pathlib import Path
 for key, value in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
                    "TOKENIZERS_PARALLELISM": "false"}.items():
     os.environ.setdefault(key, value)
-os.environ.setdefault("COURSE_DATA_DIR", "/work/shared/datasets")
 
 from course_lib.batch import Document, MiniLMEmbedder, chunk_partition, local_client, partition, run_batch  # noqa: E402
 from course_lib.chunking import Chunk, recursive_chunks  # noqa: E402

@@ -25,7 +25,6 @@ from pathlib import Path
 for key, value in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
                    "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"}.items():
     os.environ.setdefault(key, value)
-os.environ.setdefault("COURSE_DATA_DIR", "/work/shared/datasets")
 
 import numpy as np  # noqa: E402
 
