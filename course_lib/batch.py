@@ -120,12 +120,13 @@ def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callab
 
 
 def local_client(n_workers: int):
-    """A Dask client on a local cluster: `n_workers` processes of one thread, logs kept quiet."""
+    """A Dask client on a local cluster on loopback: `n_workers` processes of one thread, logs kept quiet."""
     import logging
 
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address="127.0.0.1:0",
                            silence_logs=logging.ERROR)
     return Client(cluster)
 
