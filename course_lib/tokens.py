@@ -115,6 +115,8 @@ class _Tokenizer:
     # True when a text cut at word starts (a space after a non-space) tokenizes exactly
     # like the slice of the whole text's tokens, so counts need no re-encoding.
     exact_at_word_starts = False
+    # True when `token_starts` strictly increases wherever no token starts inside a character
+    starts_in_order = False
 
     def count(self, text: str) -> int:
         raise NotImplementedError
@@ -126,6 +128,7 @@ class _Tokenizer:
 
 class _Tiktoken(_Tokenizer):
     exact_at_word_starts = True
+    starts_in_order = True
 
     def __init__(self, encoding: tiktoken.Encoding):
         self.encoding = encoding
@@ -135,20 +138,22 @@ class _Tiktoken(_Tokenizer):
 
     def token_starts(self, text: str) -> np.ndarray:
         ids = self.encoding.encode_to_numpy(text, disallowed_special=())
-        byte_starts = np.zeros(len(ids), dtype=np.int64)
-        np.cumsum(_token_byte_lengths(self.encoding)[ids[:-1]], out=byte_starts[1:])
-        encoded = text.encode("utf-8")
-        if len(encoded) == len(text):  # ASCII: every byte is a character
-            return byte_starts
-        data = np.frombuffer(encoded, dtype=np.uint8)
-        is_char_start = (data & 0xC0) != 0x80
-        char_of_byte = np.cumsum(is_char_start) - 1
-        return np.where(is_char_start[byte_starts], char_of_byte[byte_starts], -1)
+        starts = np.zeros(len(ids), dtype=np.int64)
+        np.cumsum(_token_byte_lengths(self.encoding).take(ids[:-1]), dtype=np.int64, out=starts[1:])
+        if text.isascii():  # every byte is a character
+            return starts
+        # a character's offset is its byte offset minus the continuation bytes before it;
+        # continuation bytes are 0x80-0xBF, which read as signed bytes are the ones below -64
+        signed = np.frombuffer(text.encode("utf-8"), dtype=np.int8)
+        inside = signed[starts] < -64  # a token that starts inside a character
+        starts -= np.flatnonzero(signed < -64).searchsorted(starts)
+        starts[inside] = -1
+        return starts
 
 
 @cache
 def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
-    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int32)
     for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
         lengths[rank] = len(token_bytes)
     return lengths
@@ -156,6 +161,7 @@ def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
 
 class _Chars(_Tokenizer):
     exact_at_word_starts = True
+    starts_in_order = True
 
     def count(self, text: str) -> int:
         return len(text)

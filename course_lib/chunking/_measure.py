@@ -14,7 +14,8 @@ every candidate cut at once; only the few doubtful positions ask the `regex` pac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Union
@@ -122,29 +123,47 @@ def _is_boundary(text: str, p: int) -> bool:
     return _sure_boundary(text, p) or _cluster_edges(text, p)[0] == p
 
 
-def _snap_to_clusters(text: str, codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def _doubtful_positions(text: str, codes: np.ndarray) -> np.ndarray:
+    """The positions 1..len(text)-1 that may fall inside a cluster: next to a code point at or
+    above U+0300, or between CR and LF. Every other position is a cluster boundary."""
+    if text.isascii():
+        if "\r\n" not in text:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10)) + 1
+    high = np.flatnonzero(codes >= _FIRST_GLUE)
+    crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10)) + 1 if "\r\n" in text else high[:0]
+    both = np.unique(np.concatenate((high, high + 1, crlf)))
+    return both[(both > 0) & (both < len(text))]
+
+
+def _snap_to_clusters(text: str, codes: np.ndarray, positions: np.ndarray, doubtful: np.ndarray) -> np.ndarray:
     """The sorted cut positions that keep clusters whole: each of `positions` (sorted, in
     0..len(text)) that is a cluster boundary, and for each that is not, the start and the end
-    of the cluster it falls in."""
-    n = len(text)
-    if n < 2 or len(positions) == 0:
+    of the cluster it falls in. Only the `positions` among `doubtful` (`_doubtful_positions`)
+    are looked at."""
+    at = positions.searchsorted(doubtful)  # where each doubtful position is, or would be, in `positions`
+    found = at < len(positions)
+    at = at[found][positions[at[found]] == doubtful[found]]
+    if len(at) == 0:
         return positions
     glues_to_next, glues_to_previous = _glue_tables()
-    q = np.clip(positions, 1, n - 1)
+    q = positions[at]
     x, y = codes[q - 1], codes[q]
-    edge = (positions <= 0) | (positions >= n)
-    crlf = (x == 13) & (y == 10) & ~edge  # the one cluster of two controls: its ends are always boundaries
-    glued = (glues_to_next[np.minimum(x, _TABLE_SIZE)] | glues_to_previous[np.minimum(y, _TABLE_SIZE)])
-    glued &= ~((x == 13) | (y == 10) | edge)
+    crlf = (x == 13) & (y == 10)  # the one cluster of two controls: its ends are always boundaries
+    # mode="clip": every code point above the tables reads their last entry ("doubtful")
+    glued = glues_to_next.take(x, mode="clip") | glues_to_previous.take(y, mode="clip")
+    glued &= ~((x == 13) | (y == 10))
     if not (crlf.any() or glued.any()):
         return positions
-    moved = [positions[crlf] - 1, positions[crlf] + 1]
+    moved = [q[crlf] - 1, q[crlf] + 1]
     known = 0
-    for pos in positions[glued].tolist():
+    for pos in q[glued].tolist():
         start, end = _cluster_edges(text, pos, known)
         moved.append(np.array((start, end), dtype=positions.dtype))
         known = start
-    merged = np.sort(np.concatenate((positions[~(crlf | glued)], *moved)), kind="stable")
+    kept = np.ones(len(positions), dtype=bool)
+    kept[at[crlf | glued]] = False
+    merged = np.sort(np.concatenate((positions[kept], *moved)), kind="stable")
     return merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
 
 
@@ -162,6 +181,9 @@ _IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
 
 def _code_points(text: str) -> np.ndarray:
+    """The code point of each character (one byte each for ASCII text, four otherwise)."""
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     return np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
 
 
@@ -172,8 +194,9 @@ def _word_starts_at(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     n = len(codes)
     if n < 2:
         return np.ones(len(positions), dtype=bool)
-    q = np.clip(positions, 1, n - 1)
-    out = (codes[q] == 32) & ~_IS_SPACE[np.minimum(codes[q - 1], len(_IS_SPACE) - 1)]
+    # mode="clip": the ends are decided on the last line; code points above the table are not space
+    out = np.take(codes, positions, mode="clip") == 32
+    out &= ~np.take(_IS_SPACE, np.take(codes, positions - 1, mode="clip"), mode="clip")
     out |= (positions <= 0) | (positions >= n)
     return out
 
@@ -187,21 +210,39 @@ class _Measure:
         self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
         self.codes = _code_points(text)
         # no CR LF and nothing at or above U+0300: every position is a cluster boundary
-        self.plain = len(text) < 2 or ("\r\n" not in text and int(self.codes.max()) < _FIRST_GLUE)
-        self.starts = None if self.raw_starts is None else np.maximum.accumulate(self.raw_starts)
-        self._word_starts = None
-        if tokenizer.exact_at_word_starts and self.starts is not None:
-            # every word start is a token start for these tokenizers, so look among those only
-            candidates = self.raw_starts[(self.raw_starts > 0) & (self.raw_starts < len(text))]
-            self._word_starts = candidates[_word_starts_at(self.codes, candidates)]
+        self.doubtful = _doubtful_positions(text, self.codes)
+        self.plain = len(self.doubtful) == 0  # every position is a cluster boundary
+        # True when the token starts that are character offsets strictly increase
+        self.ordered = self.raw_starts is not None and tokenizer.starts_in_order
+        self.starts = self.raw_starts
+        # True when every token starts at a character boundary (no -1 in `raw_starts`)
+        self.all_char_starts = self.raw_starts is not None and not (len(self.raw_starts) and self.raw_starts.min() < 0)
+        if self.raw_starts is not None and not self.all_char_starts:
+            self.starts = np.maximum.accumulate(self.raw_starts)
+        self._word_starts: tuple[np.ndarray, np.ndarray] | None = None
+
+    def word_starts(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The word starts inside the text, where counts are exact, and the index of the token
+        each one starts (None if the tokenizer gives no such guarantee). Computed once, on demand."""
+        if self._word_starts is None and self.tokenizer.exact_at_word_starts and self.ordered:
+            # every word start is a token start for these tokenizers, so look among those only:
+            # first the tokens that start with a space (a -1 wraps around, and is dropped next)
+            tokens = np.flatnonzero(np.take(self.codes, self.raw_starts, mode="wrap") == 32)
+            tokens = tokens[(self.raw_starts[tokens] > 0) & _word_starts_at(self.codes, self.raw_starts[tokens])]
+            self._word_starts = (self.raw_starts[tokens], tokens)
+        return self._word_starts
 
     def cluster_boundaries(self, positions: list[int]) -> list[int]:
         """The positions (sorted) that are extended grapheme cluster boundaries."""
         if self.plain or not positions:
             return positions
-        snapped = _snap_to_clusters(self.text, self.codes, np.array(positions, dtype=np.int64))
+        snapped = self.snap_to_clusters(np.array(positions, dtype=np.int64))
         kept = set(snapped.tolist())
         return [p for p in positions if p in kept]
+
+    def snap_to_clusters(self, positions: np.ndarray) -> np.ndarray:
+        """`positions` (sorted) with each cut inside a cluster replaced by the cluster's two ends."""
+        return positions if self.plain else _snap_to_clusters(self.text, self.codes, positions, self.doubtful)
 
     def word_start(self, positions: np.ndarray) -> np.ndarray:
         """True where a cut at the position falls before a word (see `_word_starts_at`)."""
@@ -209,7 +250,7 @@ class _Measure:
 
     def token_index(self, positions: Sequence[int]) -> list[int]:
         """For each character position, how many tokens of the whole text start before it."""
-        return np.searchsorted(self.starts, positions).tolist()
+        return self.starts.searchsorted(positions).tolist()
 
     def exact(self, a: int, b: int, *, stripped: bool = False) -> int:
         """The recount of text[a:b] (without surrounding white space if `stripped`).
@@ -222,13 +263,12 @@ class _Measure:
         if a >= b:
             return 0
         count, text = self.tokenizer.count, self.text
-        if self._word_starts is not None:
-            lo = int(np.searchsorted(self._word_starts, a, side="right"))
-            hi = int(np.searchsorted(self._word_starts, b, side="left")) - 1
+        words = self._word_starts or self.word_starts()
+        if words is not None:
+            positions, tokens = words
+            lo, hi = positions.searchsorted(a, "right"), positions.searchsorted(b, "left") - 1
             if lo <= hi:
-                m1, m2 = int(self._word_starts[lo]), int(self._word_starts[hi])
-                first, last = self.token_index((m1, m2))
-                return count(text[a:m1]) + (last - first) + count(text[m2:b])
+                return count(text[a:positions[lo]]) + int(tokens[hi] - tokens[lo]) + count(text[positions[hi]:b])
         return count(text[a:b])
 
     def approx(self, a: int, b: int) -> int:
@@ -238,13 +278,35 @@ class _Measure:
         first, last = self.token_index((a, b))
         return last - first
 
-    def span_counter(self, pieces: Sequence[tuple[int, int]]) -> Callable[[int, int], int]:
-        """`count(i, j)`: estimated tokens from the start of pieces[i] to the end of pieces[j]."""
-        if self.starts is None:
-            return lambda i, j: self.exact(pieces[i][0], pieces[j][1])
-        firsts = self.token_index([p[0] for p in pieces])
-        lasts = self.token_index([p[1] for p in pieces])
-        return lambda i, j: lasts[j] - firsts[i]
+    def span_counter(self, pieces: Sequence[tuple[int, int]]) -> _SpanCounter:
+        """Estimated tokens from the start of one piece to the end of another (see `_SpanCounter`)."""
+        return _SpanCounter(self, pieces)
+
+
+class _SpanCounter:
+    """`counter(i, j)`: estimated tokens from the start of pieces[i] to the end of pieces[j]
+    (contiguous pieces, in order): tokens of the whole text that start in between, or an
+    exact count for a tokenizer without offsets."""
+
+    def __init__(self, measure: _Measure, pieces: Sequence[tuple[int, int]]):
+        self.measure, self.pieces = measure, pieces
+        self.firsts = self.lasts = None
+        if measure.starts is not None:
+            self.firsts = measure.token_index([p[0] for p in pieces])
+            self.lasts = measure.token_index([p[1] for p in pieces])
+
+    def __call__(self, i: int, j: int) -> int:
+        if self.lasts is None:
+            return self.measure.exact(self.pieces[i][0], self.pieces[j][1])
+        return self.lasts[j] - self.firsts[i]
+
+    def first_over(self, i: int, j: int, size: int) -> int:
+        """The first k >= j with `self(i, k) > size`, or len(pieces) if there is none."""
+        if self.lasts is None:
+            while j < len(self.pieces) and self(i, j) <= size:
+                j += 1
+            return j
+        return bisect_right(self.lasts, self.firsts[i] + size, j)  # the lasts never decrease
 
 
 def _strip(text: str, a: int, b: int) -> tuple[int, int]:

@@ -13,7 +13,6 @@ from course_lib.chunking._measure import (
     Chunk,
     _make_chunk,
     _Measure,
-    _snap_to_clusters,
     _strip,
     _too_big_error,
     _validate,
@@ -21,6 +20,12 @@ from course_lib.chunking._measure import (
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["fixed_size_chunks"]
+
+
+def _index_type(largest: int) -> type:
+    """int32 where it holds `largest`: half the memory to touch on long texts. (Search such an
+    array with values of its own type: numpy converts the whole array for a Python int.)"""
+    return np.int32 if largest < 2**31 else np.int64
 
 
 class _Windows:
@@ -37,27 +42,42 @@ class _Windows:
     def __init__(self, measure: _Measure, a: int, b: int, size: int, overlap: int, stripped: bool):
         self.measure, self.size, self.overlap, self.stripped = measure, size, overlap, stripped
         text = measure.text
+        tok_index = None
         if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
             cuts = np.arange(a, b + 1)
         else:  # a, b and every token start inside (a, b) that is also a character boundary
-            lo, hi = np.searchsorted(measure.starts, (a, b))
-            inside = measure.raw_starts[lo:hi]  # increasing, apart from the -1s
-            cuts = np.concatenate(([a], inside[(inside > a) & (inside < b)], [b]))
-        cuts = np.sort(cuts.astype(np.int64))  # some tokenizers report offsets out of order
-        cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]
-        if not measure.plain:
-            cuts = _snap_to_clusters(text, measure.codes, cuts)
-        self._set(cuts[(cuts >= a) & (cuts <= b)])
+            lo, hi = measure.token_index((a, b))
+            inside = measure.raw_starts[lo:hi]
+            if measure.ordered and measure.all_char_starts:  # cuts: a, tokens first..hi-1, b
+                first = lo + int(lo < hi and inside[0] == a)
+                cuts = np.empty(hi - first + 2, dtype=_index_type(b))
+                cuts[0], cuts[1:-1], cuts[-1] = a, measure.raw_starts[first:hi], b
+                tok_index = np.arange(first - 1, hi + 1, dtype=cuts.dtype)
+                tok_index[0] = lo
+            else:
+                keep = (inside > a) & (inside < b)  # not a, b or -1
+                cuts = np.concatenate(([a], inside[keep], [b]))
+                if measure.ordered:  # the kept starts increase: each cut's token index is known
+                    tok_index = np.concatenate(([lo], lo + np.flatnonzero(keep), [hi]))
+                else:  # some tokenizers report offsets out of order
+                    cuts = np.sort(cuts)
+                    cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]
+        snapped = measure.snap_to_clusters(cuts)
+        if snapped is not cuts:
+            cuts, tok_index = snapped[(snapped >= a) & (snapped <= b)], None
+        self._set(cuts, tok_index)
         self.content_end = _strip(text, a, b)[1]
 
-    def _set(self, cuts: np.ndarray) -> None:
+    def _set(self, cuts: np.ndarray, tok_index: np.ndarray | None = None) -> None:
         self.cuts = cuts
         self.last = len(cuts) - 1
         self.safe = self.measure.word_start(cuts)
-        self.tok_index = None if self.measure.starts is None else np.searchsorted(self.measure.starts, cuts)
+        if tok_index is None and self.measure.starts is not None:
+            tok_index = np.searchsorted(self.measure.starts, cuts)
+        self.tok_index = tok_index
 
     def index(self, position: int) -> int:
-        return int(np.searchsorted(self.cuts, position))
+        return int(self.cuts.searchsorted(self.cuts.dtype.type(position)))
 
     def count(self, i: int, j: int) -> int:
         m, tok_index = self.measure, self.tok_index
@@ -89,8 +109,7 @@ class _Windows:
     def _refine(self, i: int) -> bool:
         """Add every cluster boundary between cut i and cut i + 1; False if there is none."""
         a, b = int(self.cuts[i]), int(self.cuts[i + 1])
-        text = self.measure.text
-        inner = _snap_to_clusters(text, self.measure.codes, np.arange(a + 1, b, dtype=np.int64))
+        inner = self.measure.snap_to_clusters(np.arange(a + 1, b, dtype=np.int64))
         inner = inner[(inner > a) & (inner < b)]
         if len(inner) == 0:
             return False

@@ -158,9 +158,7 @@ def _merge(
     i = 0  # first piece of the current chunk
     new = 0  # first piece in no chunk yet: the current chunk must contain it
     while new < len(pieces):
-        j = new + 1
-        while j < len(pieces) and estimate(i, j) <= size:
-            j += 1
+        j = estimate.first_over(i, new + 1, size)
         while True:
             s, e = _strip(text, pieces[i][0], pieces[j - 1][1])
             n = (measure.exact(s, e) if exact else estimate(i, j - 1)) if s < e else 0
