@@ -109,26 +109,32 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
 # ---------------------------------------------------------------------------
 
 
+# Work over long arrays is done this many elements at a time where it needs temporary arrays:
+# small temporaries reuse the same memory, large ones cost fresh pages of memory on every call.
+_BLOCK = 8192
+
+
 class _Tokenizer:
     """Counts tokens and, where it can, says where each token of a text starts."""
 
     # True when a text cut at word starts (a space after a non-space) tokenizes exactly
     # like the slice of the whole text's tokens, so counts need no re-encoding.
     exact_at_word_starts = False
-    # True when `token_starts` strictly increases wherever no token starts inside a character
-    starts_in_order = False
+    # True when `token_bounds` strictly increases wherever no token starts inside a character
+    bounds_in_order = False
 
     def count(self, text: str) -> int:
         raise NotImplementedError
 
-    def token_starts(self, text: str) -> np.ndarray | None:
-        """Char offset where each token starts (-1 if it starts inside a character)."""
+    def token_bounds(self, text: str) -> np.ndarray | None:
+        """The char offset where each token starts (-1 if it starts inside a character),
+        then len(text): one more entry than tokens. None if the tokenizer only counts."""
         return None
 
 
 class _Tiktoken(_Tokenizer):
     exact_at_word_starts = True
-    starts_in_order = True
+    bounds_in_order = True
 
     def __init__(self, encoding: tiktoken.Encoding):
         self.encoding = encoding
@@ -136,24 +142,29 @@ class _Tiktoken(_Tokenizer):
     def count(self, text: str) -> int:
         return len(self.encoding.encode_ordinary(text))
 
-    def token_starts(self, text: str) -> np.ndarray:
+    def token_bounds(self, text: str) -> np.ndarray:
         ids = self.encoding.encode_to_numpy(text, disallowed_special=())
-        starts = np.zeros(len(ids), dtype=np.int64)
-        np.cumsum(_token_byte_lengths(self.encoding).take(ids[:-1]), dtype=np.int64, out=starts[1:])
+        bounds = np.empty(len(ids) + 1, dtype=np.int64)
+        bounds[0] = 0  # then the byte length of each token, summed: where the next one starts
+        np.take(_token_byte_lengths(self.encoding), ids, out=bounds[1:])
+        np.cumsum(bounds[1:], out=bounds[1:])
         if text.isascii():  # every byte is a character
-            return starts
+            return bounds
         # a character's offset is its byte offset minus the continuation bytes before it;
         # continuation bytes are 0x80-0xBF, which read as signed bytes are the ones below -64
         signed = np.frombuffer(text.encode("utf-8"), dtype=np.int8)
-        inside = signed[starts] < -64  # a token that starts inside a character
-        starts -= np.flatnonzero(signed < -64).searchsorted(starts)
-        starts[inside] = -1
-        return starts
+        continuation = np.flatnonzero(signed < -64)
+        inside = np.flatnonzero(signed.take(bounds[:-1]) < -64)  # tokens that start inside a character
+        for k in range(0, len(bounds), _BLOCK):
+            block = bounds[k:k + _BLOCK]
+            block -= continuation.searchsorted(block)
+        bounds[inside] = -1
+        return bounds
 
 
 @cache
 def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
-    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int32)
+    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
     for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
         lengths[rank] = len(token_bytes)
     return lengths
@@ -161,13 +172,13 @@ def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
 
 class _Chars(_Tokenizer):
     exact_at_word_starts = True
-    starts_in_order = True
+    bounds_in_order = True
 
     def count(self, text: str) -> int:
         return len(text)
 
-    def token_starts(self, text: str) -> np.ndarray:
-        return np.arange(len(text), dtype=np.int64)
+    def token_bounds(self, text: str) -> np.ndarray:
+        return np.arange(len(text) + 1, dtype=np.int64)
 
 
 class _HuggingFace(_Tokenizer):
@@ -183,9 +194,9 @@ class _HuggingFace(_Tokenizer):
     def count(self, text: str) -> int:
         return len(self.backend.encode(text, add_special_tokens=False).ids)
 
-    def token_starts(self, text: str) -> np.ndarray:
+    def token_bounds(self, text: str) -> np.ndarray:
         offsets = self.backend.encode(text, add_special_tokens=False).offsets
-        return np.array([start for start, _ in offsets], dtype=np.int64)
+        return np.array([*(start for start, _ in offsets), len(text)], dtype=np.int64)
 
 
 class _Callable(_Tokenizer):

@@ -23,7 +23,7 @@ from typing import Any, Union
 import numpy as np
 import regex
 
-from course_lib.tokens import _Tokenizer
+from course_lib.tokens import _BLOCK, _Tokenizer
 
 __all__ = ["Chunk", "Span", "as_spans"]
 
@@ -194,10 +194,13 @@ def _word_starts_at(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     n = len(codes)
     if n < 2:
         return np.ones(len(positions), dtype=bool)
-    # mode="clip": the ends are decided on the last line; code points above the table are not space
-    out = np.take(codes, positions, mode="clip") == 32
-    out &= ~np.take(_IS_SPACE, np.take(codes, positions - 1, mode="clip"), mode="clip")
-    out |= (positions <= 0) | (positions >= n)
+    out = np.empty(len(positions), dtype=bool)
+    for k in range(0, len(positions), _BLOCK):  # small temporaries (see `_BLOCK`)
+        p = positions[k:k + _BLOCK]
+        # mode="clip": the ends are decided on the last line; code points above the table are not space
+        block = np.equal(np.take(codes, p, mode="clip"), 32, out=out[k:k + _BLOCK])
+        block &= ~np.take(_IS_SPACE, np.take(codes, p - 1, mode="clip"), mode="clip")
+        block |= (p <= 0) | (p >= n)
     return out
 
 
@@ -207,18 +210,18 @@ class _Measure:
     def __init__(self, text: str, tokenizer: _Tokenizer):
         self.text = text
         self.tokenizer = tokenizer
-        self.raw_starts = tokenizer.token_starts(text)  # -1 where a token starts inside a character
+        # where each token starts (-1 inside a character), then len(text); None if the tokenizer only counts
+        self.raw_bounds = tokenizer.token_bounds(text)
         self.codes = _code_points(text)
-        # no CR LF and nothing at or above U+0300: every position is a cluster boundary
         self.doubtful = _doubtful_positions(text, self.codes)
         self.plain = len(self.doubtful) == 0  # every position is a cluster boundary
-        # True when the token starts that are character offsets strictly increase
-        self.ordered = self.raw_starts is not None and tokenizer.starts_in_order
-        self.starts = self.raw_starts
-        # True when every token starts at a character boundary (no -1 in `raw_starts`)
-        self.all_char_starts = self.raw_starts is not None and not (len(self.raw_starts) and self.raw_starts.min() < 0)
-        if self.raw_starts is not None and not self.all_char_starts:
-            self.starts = np.maximum.accumulate(self.raw_starts)
+        # True when the bounds that are character offsets strictly increase
+        self.ordered = self.raw_bounds is not None and tokenizer.bounds_in_order
+        # True when every token starts at a character boundary (no -1 in `raw_bounds`)
+        self.all_char_bounds = self.raw_bounds is not None and int(self.raw_bounds.min()) >= 0
+        self.bounds = self.raw_bounds
+        if self.raw_bounds is not None and not self.all_char_bounds:
+            self.bounds = np.maximum.accumulate(self.raw_bounds)
         self._word_starts: tuple[np.ndarray, np.ndarray] | None = None
 
     def word_starts(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -227,9 +230,10 @@ class _Measure:
         if self._word_starts is None and self.tokenizer.exact_at_word_starts and self.ordered:
             # every word start is a token start for these tokenizers, so look among those only:
             # first the tokens that start with a space (a -1 wraps around, and is dropped next)
-            tokens = np.flatnonzero(np.take(self.codes, self.raw_starts, mode="wrap") == 32)
-            tokens = tokens[(self.raw_starts[tokens] > 0) & _word_starts_at(self.codes, self.raw_starts[tokens])]
-            self._word_starts = (self.raw_starts[tokens], tokens)
+            starts = self.raw_bounds[:-1]
+            tokens = np.flatnonzero(np.take(self.codes, starts, mode="wrap") == 32)
+            tokens = tokens[(starts[tokens] > 0) & _word_starts_at(self.codes, starts[tokens])]
+            self._word_starts = (starts[tokens], tokens)
         return self._word_starts
 
     def cluster_boundaries(self, positions: list[int]) -> list[int]:
@@ -250,7 +254,7 @@ class _Measure:
 
     def token_index(self, positions: Sequence[int]) -> list[int]:
         """For each character position, how many tokens of the whole text start before it."""
-        return self.starts.searchsorted(positions).tolist()
+        return self.bounds.searchsorted(positions).tolist()
 
     def exact(self, a: int, b: int, *, stripped: bool = False) -> int:
         """The recount of text[a:b] (without surrounding white space if `stripped`).
@@ -273,7 +277,7 @@ class _Measure:
 
     def approx(self, a: int, b: int) -> int:
         """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""
-        if self.starts is None:
+        if self.bounds is None:
             return self.exact(a, b)
         first, last = self.token_index((a, b))
         return last - first
@@ -291,14 +295,20 @@ class _SpanCounter:
     def __init__(self, measure: _Measure, pieces: Sequence[tuple[int, int]]):
         self.measure, self.pieces = measure, pieces
         self.firsts = self.lasts = None
-        if measure.starts is not None:
-            self.firsts = measure.token_index([p[0] for p in pieces])
-            self.lasts = measure.token_index([p[1] for p in pieces])
+        if measure.bounds is not None:
+            ends = measure.token_index([x for piece in pieces for x in piece])  # start, end, start, ...
+            self.firsts, self.lasts = ends[0::2], ends[1::2]
 
     def __call__(self, i: int, j: int) -> int:
         if self.lasts is None:
             return self.measure.exact(self.pieces[i][0], self.pieces[j][1])
         return self.lasts[j] - self.firsts[i]
+
+    def sizes(self) -> list[int]:
+        """`[self(k, k) for k in range(len(pieces))]`."""
+        if self.lasts is None:
+            return [self(k, k) for k in range(len(self.pieces))]
+        return [last - first for first, last in zip(self.firsts, self.lasts)]
 
     def first_over(self, i: int, j: int, size: int) -> int:
         """The first k >= j with `self(i, k) > size`, or len(pieces) if there is none."""

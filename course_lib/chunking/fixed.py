@@ -22,10 +22,18 @@ from course_lib.tokens import resolve_tokenizer
 __all__ = ["fixed_size_chunks"]
 
 
-def _index_type(largest: int) -> type:
-    """int32 where it holds `largest`: half the memory to touch on long texts. (Search such an
-    array with values of its own type: numpy converts the whole array for a Python int.)"""
-    return np.int32 if largest < 2**31 else np.int64
+class _Consecutive:
+    """The token index of each cut when the cuts are the bounds of consecutive tokens: what
+    `np.arange(first, first + n)` would hold, without the memory of a long array."""
+
+    def __init__(self, first: int, n: int):
+        self.first, self.n = first, n
+
+    def __getitem__(self, k: int) -> int:
+        return self.first + k
+
+    def searchsorted(self, value: int, side: str = "left") -> int:
+        return min(max(value - self.first + (side == "right"), 0), self.n)
 
 
 class _Windows:
@@ -41,20 +49,17 @@ class _Windows:
 
     def __init__(self, measure: _Measure, a: int, b: int, size: int, overlap: int, stripped: bool):
         self.measure, self.size, self.overlap, self.stripped = measure, size, overlap, stripped
-        text = measure.text
         tok_index = None
-        if measure.starts is None:  # a tokenizer that only counts: every character offset is a cut
+        bounds = measure.raw_bounds
+        if bounds is None:  # a tokenizer that only counts: every character offset is a cut
             cuts = np.arange(a, b + 1)
-        else:  # a, b and every token start inside (a, b) that is also a character boundary
+        else:
             lo, hi = measure.token_index((a, b))
-            inside = measure.raw_starts[lo:hi]
-            if measure.ordered and measure.all_char_starts:  # cuts: a, tokens first..hi-1, b
-                first = lo + int(lo < hi and inside[0] == a)
-                cuts = np.empty(hi - first + 2, dtype=_index_type(b))
-                cuts[0], cuts[1:-1], cuts[-1] = a, measure.raw_starts[first:hi], b
-                tok_index = np.arange(first - 1, hi + 1, dtype=cuts.dtype)
-                tok_index[0] = lo
-            else:
+            if measure.ordered and measure.all_char_bounds and bounds[lo] == a and bounds[hi] == b:
+                cuts = bounds[lo:hi + 1]  # a and b are token bounds: the cuts are those in between
+                tok_index = _Consecutive(lo, len(cuts))
+            else:  # a, b and every token start inside (a, b) that is also a character boundary
+                inside = bounds[lo:hi]
                 keep = (inside > a) & (inside < b)  # not a, b or -1
                 cuts = np.concatenate(([a], inside[keep], [b]))
                 if measure.ordered:  # the kept starts increase: each cut's token index is known
@@ -66,18 +71,18 @@ class _Windows:
         if snapped is not cuts:
             cuts, tok_index = snapped[(snapped >= a) & (snapped <= b)], None
         self._set(cuts, tok_index)
-        self.content_end = _strip(text, a, b)[1]
+        self.content_end = _strip(measure.text, a, b)[1]
 
-    def _set(self, cuts: np.ndarray, tok_index: np.ndarray | None = None) -> None:
+    def _set(self, cuts: np.ndarray, tok_index: np.ndarray | _Consecutive | None = None) -> None:
         self.cuts = cuts
         self.last = len(cuts) - 1
         self.safe = self.measure.word_start(cuts)
-        if tok_index is None and self.measure.starts is not None:
-            tok_index = np.searchsorted(self.measure.starts, cuts)
+        if tok_index is None and self.measure.bounds is not None:
+            tok_index = self.measure.bounds.searchsorted(cuts)
         self.tok_index = tok_index
 
     def index(self, position: int) -> int:
-        return int(self.cuts.searchsorted(self.cuts.dtype.type(position)))
+        return int(self.cuts.searchsorted(position))
 
     def count(self, i: int, j: int) -> int:
         m, tok_index = self.measure, self.tok_index
@@ -97,7 +102,7 @@ class _Windows:
             j = lo
         else:
             limit = tok_index[i] + size
-            j = last if tok_index[last] <= limit else int(np.searchsorted(tok_index, limit, side="right")) - 1
+            j = last if tok_index[last] <= limit else int(tok_index.searchsorted(limit, side="right")) - 1
         if j < last:
             j = next((k for k in range(j, i, -1) if safe[k]), j)
         j = max(j, i + 1)  # the estimate counts tokens that straddle cut i + 1 on both sides: recount
@@ -130,7 +135,7 @@ class _Windows:
         if not self.overlap:
             return []
         m, tok_index, safe = self.measure, self.tok_index, self.safe
-        first = i + 1 if tok_index is None else max(i + 1, int(np.searchsorted(tok_index, tok_index[j] - self.overlap)))
+        first = i + 1 if tok_index is None else max(i + 1, int(tok_index.searchsorted(tok_index[j] - self.overlap)))
         exact_j = m.tokenizer.exact_at_word_starts and safe[j] and not self.stripped
         return [k for k in range(first, j)
                 if safe[k] and (exact_j or m.exact(int(self.cuts[k]), int(self.cuts[j])) <= self.overlap)]

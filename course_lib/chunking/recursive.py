@@ -106,8 +106,7 @@ def _split_without_merge(
     if exact:
         sizes = [measure.exact(s, e, stripped=True) for s, e in pieces]
     else:
-        estimate = measure.span_counter(pieces)
-        sizes = [estimate(k, k) for k in range(len(pieces))]
+        sizes = measure.span_counter(pieces).sizes()
     fragments: Pieces = []
     for (s, e), n in zip(pieces, sizes):
         if n <= size:
