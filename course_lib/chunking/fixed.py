@@ -131,14 +131,17 @@ class _Windows:
                 raise _too_big_error(self.measure.text, int(self.cuts[i]), self.size, self.measure.tokenizer)
 
     def share_from(self, i: int, j: int) -> list[int]:
-        """Cuts k in (i, j) at word starts whose text up to cut j holds at most `overlap` tokens."""
+        """Positions of the cuts k in (i, j) at word starts whose text up to cut j holds at most
+        `overlap` tokens (positions, not indices: a window may add cuts, which shifts the indices)."""
         if not self.overlap:
             return []
         m, tok_index, safe = self.measure, self.tok_index, self.safe
         first = i + 1 if tok_index is None else max(i + 1, int(tok_index.searchsorted(tok_index[j] - self.overlap)))
-        exact_j = m.tokenizer.exact_at_word_starts and safe[j] and not self.stripped
-        return [k for k in range(first, j)
-                if safe[k] and (exact_j or m.exact(int(self.cuts[k]), int(self.cuts[j])) <= self.overlap)]
+        positions = self.cuts[first + safe[first:j].nonzero()[0]].tolist()  # the word starts
+        if m.tokenizer.exact_at_word_starts and safe[j] and not self.stripped:
+            return positions  # counted exactly by the token indices
+        end = int(self.cuts[j])
+        return [p for p in positions if m.exact(p, end) <= self.overlap]
 
     def spans(self) -> list[tuple[int, int, int]]:
         """Lay windows until the content is covered. The next window starts at the first cut
@@ -151,8 +154,7 @@ class _Windows:
             out.append((start, end, n))
             if end >= self.content_end:
                 return out
-            # positions, not indices: a window may add cuts, which shifts the indices after it
-            for position in [*(int(self.cuts[k]) for k in self.share_from(i, j)), end]:
+            for position in [*self.share_from(i, j), end]:
                 k = self.index(position)
                 next_j, next_n = self.window(k)
                 if self.cuts[next_j] > end:
