@@ -145,9 +145,8 @@ class _Tiktoken(_Tokenizer):
     def token_bounds(self, text: str) -> np.ndarray:
         ids = self.encoding.encode_to_numpy(text, disallowed_special=())
         bounds = np.empty(len(ids) + 1, dtype=np.int64)
-        bounds[0] = 0  # then the byte length of each token, summed: where the next one starts
-        np.take(_token_byte_lengths(self.encoding), ids, out=bounds[1:])
-        np.cumsum(bounds[1:], out=bounds[1:])
+        bounds[0] = 0  # then the byte lengths of the tokens, summed: where the next one starts
+        np.cumsum(_token_byte_lengths(self.encoding).take(ids), dtype=np.int64, out=bounds[1:])
         if text.isascii():  # every byte is a character
             return bounds
         # a character's offset is its byte offset minus the continuation bytes before it;
@@ -164,10 +163,12 @@ class _Tiktoken(_Tokenizer):
 
 @cache
 def _token_byte_lengths(encoding: tiktoken.Encoding) -> np.ndarray:
+    """The byte length of every token, in the smallest integer type that holds them (a table
+    that stays in the processor's cache)."""
     lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
     for token_bytes, rank in encoding._mergeable_ranks.items():  # the BPE vocabulary
         lengths[rank] = len(token_bytes)
-    return lengths
+    return lengths.astype(np.min_scalar_type(int(lengths.max())))
 
 
 class _Chars(_Tokenizer):

@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import pairwise
 from typing import Any, Union
 
 import numpy as np
@@ -262,7 +263,7 @@ class _Measure:
         """The recount of text[a:b] (without surrounding white space if `stripped`).
 
         For tiktoken only the ends are re-encoded: between the first and the last word
-        start inside the span, the whole text's tokens are exactly the span's tokens.
+        start inside the span (or at its end), the whole text's tokens are exactly the span's tokens.
         """
         if stripped:
             a, b = _strip(self.text, a, b)
@@ -272,9 +273,11 @@ class _Measure:
         words = self._word_starts or self.word_starts()
         if words is not None:
             positions, tokens = words
-            lo, hi = positions.searchsorted(a, "right"), positions.searchsorted(b, "left") - 1
+            lo, hi = positions.searchsorted((a + 1, b + 1)).tolist()  # the first word start after a,
+            hi -= 1  # and the last one at or before b
             if lo <= hi:
-                return count(text[a:positions[lo]]) + int(tokens[hi] - tokens[lo]) + count(text[positions[hi]:b])
+                m1, m2 = int(positions[lo]), int(positions[hi])
+                return count(text[a:m1]) + int(tokens[hi] - tokens[lo]) + (count(text[m2:b]) if m2 < b else 0)
         return count(text[a:b])
 
     def approx(self, a: int, b: int) -> int:
@@ -283,6 +286,13 @@ class _Measure:
             return self.exact(a, b)
         first, last = self.token_index((a, b))
         return last - first
+
+    def approx_sizes(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+        """`approx` of each of `pieces`, which follow one another (one search for all of them)."""
+        if self.bounds is None:
+            return [self.exact(a, b) for a, b in pieces]
+        ends = self.token_index([pieces[0][0], *(b for _, b in pieces)])
+        return [last - first for first, last in pairwise(ends)]
 
     def span_counter(self, pieces: Sequence[tuple[int, int]]) -> _SpanCounter:
         """Estimated tokens from the start of one piece to the end of another (see `_SpanCounter`)."""
@@ -305,12 +315,6 @@ class _SpanCounter:
         if self.lasts is None:
             return self.measure.exact(self.pieces[i][0], self.pieces[j][1])
         return self.lasts[j] - self.firsts[i]
-
-    def sizes(self) -> list[int]:
-        """`[self(k, k) for k in range(len(pieces))]`."""
-        if self.lasts is None:
-            return [self(k, k) for k in range(len(self.pieces))]
-        return [last - first for first, last in zip(self.firsts, self.lasts)]
 
     def first_over(self, i: int, j: int, size: int) -> int:
         """The first k >= j with `self(i, k) > size`, or len(pieces) if there is none."""

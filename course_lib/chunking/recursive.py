@@ -77,7 +77,7 @@ Pieces = list[tuple[int, int]]
 
 def _split_on(measure: _Measure, a: int, b: int, pattern: re.Pattern | regex.Pattern) -> Pieces:
     """Cut [a, b) where each match of `pattern` starts (never inside a user-perceived character)."""
-    cuts = measure.cluster_boundaries([m.start() for m in pattern.finditer(measure.text, a, b) if a < m.start()])
+    cuts = measure.cluster_boundaries([p for m in pattern.finditer(measure.text, a, b) if a < (p := m.start())])
     return list(zip([a, *cuts], [*cuts, b]))
 
 
@@ -103,10 +103,7 @@ def _split_without_merge(
     pieces, below = _first_split(measure, a, b, patterns)
     if pieces is None:  # no separator left: cut between tokens
         return _cut_between_tokens(measure, a, b, size, overlap)
-    if exact:
-        sizes = [measure.exact(s, e, stripped=True) for s, e in pieces]
-    else:
-        sizes = measure.span_counter(pieces).sizes()
+    sizes = [measure.exact(s, e, stripped=True) for s, e in pieces] if exact else measure.approx_sizes(pieces)
     fragments: Pieces = []
     for (s, e), n in zip(pieces, sizes):
         if n <= size:
