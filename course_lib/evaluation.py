@@ -17,6 +17,11 @@ How overlaps are counted, as in the report's code:
 - precision-omega takes the union of every chunk that shares at least one character
   with a reference (the report's code also counts a chunk that only touches a
   reference end to end; here it has to share a character).
+
+Whether a chunk overlaps a reference at all is the simplest of these tests, and the one
+the course uses most to call a chunk relevant: `overlaps_any` (one chunk) and
+`overlapping_indices` (which chunks of a list). Overlap means at least one shared
+character; ranges that only touch end to end do not overlap.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ __all__ = [
     "budget_cutoff",
     "mrr",
     "ndcg_at_k",
+    "overlapping_indices",
+    "overlaps_any",
     "precision_omega",
     "recall_at_k",
     "reciprocal_rank",
@@ -188,21 +195,22 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
 SpanLike = tuple  # (doc, start, end) or (start, end)
 
 
+def _span(label: str, span: Any) -> tuple[Hashable, int, int]:
+    if not isinstance(span, (tuple, list)) or len(span) not in (2, 3):
+        raise TypeError(f"{label} = {span!r}: use a (doc, start, end) or (start, end) tuple")
+    doc, start, end = span if len(span) == 3 else (None, *span)
+    for value in (start, end):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{label} = {span!r}: start and end must be ints")
+    if not 0 <= start < end:
+        raise ValueError(f"{label} = {span!r}: need 0 <= start < end (a non-empty character range)")
+    return doc, int(start), int(end)
+
+
 def _spans(name: str, spans: Any) -> list[tuple[Hashable, int, int]]:
     if isinstance(spans, (str, bytes)) or not isinstance(spans, Iterable):
         raise TypeError(f"{name} must be a list of (doc, start, end) or (start, end) tuples")
-    out = []
-    for i, span in enumerate(spans):
-        if not isinstance(span, (tuple, list)) or len(span) not in (2, 3):
-            raise TypeError(f"{name}[{i}] = {span!r}: use a (doc, start, end) or (start, end) tuple")
-        doc, start, end = span if len(span) == 3 else (None, *span)
-        for value in (start, end):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name}[{i}] = {span!r}: start and end must be ints")
-        if not 0 <= start < end:
-            raise ValueError(f"{name}[{i}] = {span!r}: need 0 <= start < end (a non-empty character range)")
-        out.append((doc, int(start), int(end)))
-    return out
+    return [_span(f"{name}[{i}]", span) for i, span in enumerate(spans)]
 
 
 def _union(spans: Iterable[tuple[Hashable, int, int]]) -> list[tuple[Hashable, int, int]]:
@@ -228,6 +236,67 @@ def _intersection(a: list[tuple[Hashable, int, int]], b: list[tuple[Hashable, in
             if doc2 == doc:
                 total += max(0, min(e1, e2) - max(s1, s2))
     return total
+
+
+def _chunk_span(label: str, chunk: Any) -> tuple[Hashable, int, int]:
+    """A `Chunk` (anything with `start` and `end`, no document) or a span tuple, as (doc, start, end)."""
+    if not isinstance(chunk, (tuple, list)) and hasattr(chunk, "start") and hasattr(chunk, "end"):
+        return _span(label, (chunk.start, chunk.end))
+    if not isinstance(chunk, (tuple, list)):
+        raise TypeError(f"{label} = {chunk!r}: use a Chunk, or a (doc, start, end) or (start, end) tuple")
+    return _span(label, chunk)
+
+
+def _one_naming(chunks: list[tuple[Hashable, int, int]], references: list[tuple[Hashable, int, int]],
+                name: str) -> None:
+    named = {doc is not None for doc, _, _ in chunks} | {doc is not None for doc, _, _ in references}
+    if len(named) > 1:
+        raise ValueError(f"{name} and references mix (start, end) ranges with (doc, start, end) spans, so the "
+                         "ranges without a document can never overlap the named ones; give every span its "
+                         "document, or none")
+
+
+def _overlaps(chunk: tuple[Hashable, int, int], references: list[tuple[Hashable, int, int]]) -> bool:
+    doc, start, end = chunk
+    return any(rdoc == doc and start < rend and rstart < end for rdoc, rstart, rend in references)
+
+
+def overlaps_any(chunk: Any, references: Iterable[SpanLike]) -> bool:
+    """True when `chunk` shares at least one character with any of the reference spans.
+
+    `chunk` is a `Chunk` (its `start` and `end`) or a span, `(start, end)` or
+    `(doc, start, end)`; `references` is a list of spans of the same kind. Both are
+    half-open character ranges, so `(0, 10)` and `(10, 20)` only touch: no overlap.
+    No references means nothing to overlap: False.
+
+    Taught in notebooks/01_why_chunking.ipynb, section 3 (written by hand there first,
+    then checked against this function); used in notebooks/07_structure_aware_chunking.ipynb,
+    section 1.
+    """
+    span = _chunk_span("chunk", chunk)
+    refs = _spans("references", references)
+    _one_naming([span], refs, "chunk")
+    return _overlaps(span, refs)
+
+
+def overlapping_indices(chunks: Iterable[Any], references: Iterable[SpanLike]) -> list[int]:
+    """Positions in `chunks` of the chunks that share a character with any reference, in order.
+
+    Each chunk is a `Chunk` or a span, as in `overlaps_any`; use the result as the set of
+    relevant chunk ids for `recall_at_k`, `mrr` or `ndcg_at_k`. No references: `[]`.
+
+    Taught in notebooks/01_why_chunking.ipynb, section 3; used to find the relevant chunks
+    in notebooks/06_late_chunking_xr12.ipynb, sections 3 and 4,
+    notebooks/07_structure_aware_chunking.ipynb, section 3, notebooks/08_measuring_chunkers.ipynb,
+    section 5, and notebooks/10_context_for_chunks.ipynb, section 1.
+    """
+    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Iterable):
+        raise TypeError(f"chunks must be a list of Chunks or (doc, start, end) / (start, end) tuples, "
+                        f"not {type(chunks).__name__}")
+    spans = [_chunk_span(f"chunks[{i}]", c) for i, c in enumerate(chunks)]
+    refs = _spans("references", references)
+    _one_naming(spans, refs, "chunks")
+    return [i for i, span in enumerate(spans) if _overlaps(span, refs)]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib.chunking import Chunk
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus
 from course_lib.evaluation import (
     METRIC_NAMES,
@@ -18,6 +19,8 @@ from course_lib.evaluation import (
     budget_cutoff,
     mrr,
     ndcg_at_k,
+    overlapping_indices,
+    overlaps_any,
     precision_omega,
     recall_at_k,
     reciprocal_rank,
@@ -224,6 +227,80 @@ def test_retrieving_exactly_the_references_scores_one(references):
             start = None
     assert span_scores(ranges, references) == SpanScores(1.0, 1.0, 1.0)
     assert precision_omega(ranges, references) == 1.0
+
+
+# ---------------------------------------------------------------------------
+# Does a chunk overlap a reference?
+# ---------------------------------------------------------------------------
+
+
+def test_overlaps_any_by_hand():
+    refs = [(10, 20), (40, 50)]
+    assert overlaps_any((15, 30), refs)
+    assert overlaps_any((45, 46), refs)  # inside a reference
+    assert overlaps_any((0, 100), refs)  # around both
+    assert overlaps_any((19, 21), refs)  # one shared character, 19
+    assert not overlaps_any((20, 40), refs)  # touches both ends, shares nothing
+    assert not overlaps_any((0, 10), refs)  # ends where the first starts
+    assert not overlaps_any((50, 60), refs)  # starts where the second ends
+
+
+def test_overlaps_any_takes_chunks_and_keeps_documents_apart():
+    chunk = Chunk("some text", 5, 14, 2)
+    assert overlaps_any(chunk, [(13, 20)])
+    assert not overlaps_any(chunk, [(14, 20)])
+    assert overlaps_any(("a", 0, 10), [("b", 0, 10), ("a", 9, 12)])
+    assert not overlaps_any(("a", 0, 10), [("b", 0, 10)])  # same offsets, another document
+
+
+def test_no_references_means_no_overlap():
+    assert overlaps_any((0, 10), []) is False
+    assert overlapping_indices([(0, 10), (10, 20)], []) == []
+    assert overlapping_indices([], [(0, 5)]) == []
+
+
+def test_overlapping_indices_by_hand():
+    chunks = [Chunk("a" * 10, 0, 10, 1), Chunk("b" * 10, 10, 20, 1), Chunk("c" * 10, 20, 30, 1)]
+    assert overlapping_indices(chunks, [(10, 20)]) == [1]  # touching neighbours are not hits
+    assert overlapping_indices(chunks, [(9, 21)]) == [0, 1, 2]
+    assert overlapping_indices(chunks, [(25, 26), (0, 1)]) == [0, 2]  # in chunk order, each once
+    assert overlapping_indices([("x", 0, 10), ("y", 0, 10)], [("y", 5, 6)]) == [1]
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: overlaps_any((5, 5), [(0, 10)]), ValueError, r"chunk = \(5, 5\).*start < end"),
+        (lambda: overlaps_any((0, 5), [(7, 3)]), ValueError, r"references\[0\].*start < end"),
+        (lambda: overlaps_any((-1, 5), [(0, 3)]), ValueError, "0 <= start"),
+        (lambda: overlaps_any((0, 5.0), [(0, 3)]), TypeError, "ints"),
+        (lambda: overlaps_any("0-5", [(0, 3)]), TypeError, "use a Chunk"),
+        (lambda: overlaps_any(5, [(0, 3)]), TypeError, "use a Chunk"),
+        (lambda: overlaps_any((0, 5), (0, 3)), TypeError, r"references\[0\] = 0"),
+        (lambda: overlaps_any((0, 5), "0-3"), TypeError, "references must be"),
+        (lambda: overlaps_any((0, 5), [{"start_index": 0, "end_index": 3}]), TypeError, "tuple"),
+        (lambda: overlaps_any((0, 5), [("a", 0, 3)]), ValueError, "give every span its document"),
+        (lambda: overlaps_any(("a", 0, 5), [(0, 3)]), ValueError, "mix"),
+        (lambda: overlapping_indices((0, 5), [(0, 3)]), TypeError, r"chunks\[0\] = 0"),
+        (lambda: overlapping_indices(None, [(0, 3)]), TypeError, "chunks must be a list"),
+        (lambda: overlapping_indices([(0, 5), (5, 3)], [(0, 3)]), ValueError, r"chunks\[1\]"),
+        (lambda: overlapping_indices([(0, 5), ("a", 5, 8)], [(0, 3)]), ValueError, "mix"),
+    ],
+)
+def test_overlap_tests_reject_bad_input(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+@settings(max_examples=300)
+@given(span, st.lists(span, max_size=4), st.lists(span, max_size=6))
+def test_overlap_tests_match_character_sets(chunk, references, chunks):
+    """Brute force: a chunk overlaps when its characters and the references' characters intersect."""
+    ref_chars = _chars(references)
+    assert overlaps_any(chunk, references) == bool(_chars([chunk]) & ref_chars)
+    assert overlapping_indices(chunks, references) == [i for i, c in enumerate(chunks) if _chars([c]) & ref_chars]
+    plain = [(s, e) for doc, s, e in references if doc == chunk[0]]
+    assert overlaps_any(Chunk("", chunk[1], chunk[2], 0), plain) == overlaps_any(chunk, references)
 
 
 # ---------------------------------------------------------------------------
