@@ -244,6 +244,41 @@ def test_presets_share_the_rule_with_both_languages():
         sentence_end_pattern(("fr",))
 
 
+SENTENCE_PIECES = [
+    "Dr.", "Sra.", "etc.", "p. ej.", "e.g.", "ca.", "approx.", "word", "Longword", "mañana", "A.", "b.", ".", "!",
+    "?", "…", "..", "?!", ")", "]", '"', "'", "”", "’", "»", "(", "¿", "¡", "«", "“", " ", "  ", "\n", "\t", "\xa0",
+    "\x1c", "\u2028", "\u3000", "3.85", "x", "Y", "é", "ü", "U.S.", "ph.d.", "nº", "12", "中文", "e\u0301", "😀",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(words=st.lists(st.sampled_from(SENTENCE_PIECES), max_size=40), data=st.data(),
+       languages=st.sampled_from([("en",), ("es",), ("en", "es")]))
+def test_fast_sentence_search_finds_what_the_rule_finds(words, data, languages):
+    """The recursive presets search the sentence rule with numpy and a shortcut for plain
+    sentence ends; the places must be exactly the rule's matches, on any range of the text."""
+    from course_lib.chunking._measure import _code_points
+    from course_lib.chunking.sentences import _SentenceEnds, sentence_end_pattern
+
+    text = "".join(words)
+    pattern = sentence_end_pattern(languages)
+    pos = data.draw(st.integers(0, len(text)))
+    endpos = data.draw(st.integers(pos, len(text)))
+    expected = [m.start() for m in regex.compile(pattern).finditer(text, pos, endpos)]
+    assert _SentenceEnds(pattern).starts(text, _code_points(text), pos, endpos) == expected
+
+
+def test_only_the_rule_itself_gets_the_fast_sentence_search():
+    from course_lib.chunking.recursive import _compile
+    from course_lib.chunking.sentences import SENTENCE_END, _SentenceEnds
+
+    assert isinstance(_compile(SENTENCE_END), _SentenceEnds)
+    lookalike = SENTENCE_END + "(?=X)"  # starts like the rule, means something else
+    assert not isinstance(_compile(lookalike), _SentenceEnds)
+    with pytest.raises(ValueError, match="sentence_end_pattern"):
+        _SentenceEnds(lookalike)
+
+
 def test_base64_blob_without_separators():
     import base64
     import random

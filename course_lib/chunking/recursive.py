@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Union
 
 import regex
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
 from course_lib.chunking.fixed import _fixed_spans
-from course_lib.chunking.sentences import SENTENCE_END
+from course_lib.chunking.sentences import SENTENCE_END, _sentence_rules, _SentenceEnds
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["SEPARATORS", "recursive_chunks"]
@@ -43,16 +43,22 @@ SEPARATORS: dict[str, list[str]] = {
 }
 
 
+Separator = Union[re.Pattern, regex.Pattern, _SentenceEnds]
+
+
 @lru_cache(maxsize=64)
-def _compile(pattern: str) -> re.Pattern | regex.Pattern:
-    r"""`re` where it can; the `regex` package for what `re` lacks (`\p{...}`, variable-length lookbehind)."""
+def _compile(pattern: str) -> Separator:
+    r"""`re` where it can; the `regex` package for what `re` lacks (`\p{...}`, variable-length lookbehind);
+    the sentence rule (`sentence_end_pattern`) gets its own faster search, with the same matches."""
+    if pattern in _sentence_rules():
+        return _SentenceEnds(pattern)
     try:
         return re.compile(pattern)
     except re.error:
         return regex.compile(pattern)
 
 
-def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Pattern | regex.Pattern]:
+def _resolve_separators(separators: str | Sequence[str] | None) -> list[Separator]:
     if separators is None:
         separators = "prose"
     if isinstance(separators, str):
@@ -75,9 +81,13 @@ def _resolve_separators(separators: str | Sequence[str] | None) -> list[re.Patte
 Pieces = list[tuple[int, int]]
 
 
-def _split_on(measure: _Measure, a: int, b: int, pattern: re.Pattern | regex.Pattern) -> Pieces:
+def _split_on(measure: _Measure, a: int, b: int, pattern: Separator) -> Pieces:
     """Cut [a, b) where each match of `pattern` starts (never inside a user-perceived character)."""
-    cuts = measure.cluster_boundaries([p for m in pattern.finditer(measure.text, a, b) if a < (p := m.start())])
+    if isinstance(pattern, _SentenceEnds):
+        starts = pattern.starts(measure.text, measure.codes, a, b)  # all after a
+    else:
+        starts = [p for m in pattern.finditer(measure.text, a, b) if a < (p := m.start())]
+    cuts = measure.cluster_boundaries(starts)
     return list(zip([a, *cuts], [*cuts, b]))
 
 
