@@ -70,7 +70,6 @@ def sentence_end_pattern(languages: Sequence[str] = ("en", "es")) -> str:
 
 
 _LAST_CHARACTER = rf"[{_END_MARKS[1:-1]}{_CLOSERS[1:-1]}]\K(?=\s)"
-_END_CODES = [ord(c) for c in _END_MARKS[1:-1]]
 
 
 @cache
@@ -82,17 +81,19 @@ def _sentence_rules() -> frozenset[str]:
 
 
 @cache
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Per code point up to U+3001 (the last entry stands for every code point above):
-    (ends a sentence end's run: an end mark or closer; white space as `regex` reads \s;
-    white space or an opener, which an abbreviation or short word before a point needs)."""
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per code point up to U+3001 (the last entry stands for every code point above): (an end
+    mark; an end mark or closer, what ends a sentence end's run; white space as `regex` reads \s;
+    white space or an opener, one of which an abbreviation or short word before a point needs)."""
     chars = [chr(c) for c in range(0x3002)]
-    last = np.zeros(len(chars), dtype=bool)
-    last[[ord(c) for c in _END_MARKS[1:-1] + _CLOSERS[1:-1].replace("\\", "")]] = True
+    marks = np.zeros(len(chars), dtype=bool)
+    marks[[ord(c) for c in _END_MARKS[1:-1]]] = True
+    last = marks.copy()
+    last[[ord(c) for c in _CLOSERS[1:-1].replace("\\", "")]] = True
     space = np.array([regex.match(r"\s", c) is not None for c in chars])
     opens = np.array([c.isspace() for c in chars])
     opens[[ord(c) for c in _OPENERS[1:-1]]] = True
-    return last, space, opens
+    return marks, last, space, opens
 
 
 class _SentenceEnds:
@@ -110,16 +111,17 @@ class _SentenceEnds:
             raise ValueError("pattern must come from sentence_end_pattern()")
         self.pattern = pattern
         self._decide = regex.compile(pattern[len(_LAST_CHARACTER):])
+        self._tables = _tables()
 
     def starts(self, text: str, codes: np.ndarray, pos: int, endpos: int) -> list[int]:
         """Where the pattern matches, as `regex.finditer(pattern, text, pos, endpos)` would find it;
         `codes` are the code points of the whole `text`."""
-        last, space, opens = _tables()
+        marks, last, space, opens = self._tables
         near = codes[pos:endpos]
         places = np.flatnonzero(last.take(near[:-1], mode="clip") & space.take(near[1:], mode="clip")) + pos + 1
         window = codes.take(places[:, None] - np.arange(2, 9), mode="clip")  # the 7 characters before the point
         plain = (codes[places - 1] == ord(".")) & (places >= 8) & ~opens.take(window, mode="clip").any(axis=1)
-        plain &= ~np.isin(window[:, 0], _END_CODES)  # and the point is the run's first end mark
+        plain &= ~marks.take(window[:, 0], mode="clip")  # and the point is the run's first end mark
         decide = self._decide.match
         return [p for p, sure in zip(places.tolist(), plain.tolist()) if sure or decide(text, p, endpos)]
 
