@@ -225,19 +225,23 @@ class _Measure:
         self.bounds = self.raw_bounds
         if self.raw_bounds is not None and not self.all_char_bounds:
             self.bounds = np.maximum.accumulate(self.raw_bounds)
-        self._word_starts: tuple[np.ndarray, np.ndarray] | None = None
+        # counts of spans need only their ends re-encoded (see `exact`)
+        self.exact_inside = tokenizer.exact_at_word_starts and self.ordered
 
-    def word_starts(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The word starts inside the text, where counts are exact, and the index of the token
-        each one starts (None if the tokenizer gives no such guarantee). Computed once, on demand."""
-        if self._word_starts is None and self.tokenizer.exact_at_word_starts and self.ordered:
-            # every word start is a token start for these tokenizers, so look among those only:
-            # first the tokens that start with a space (a -1 wraps around, and is dropped next)
-            starts = self.raw_bounds[:-1]
-            tokens = np.flatnonzero(np.take(self.codes, starts, mode="wrap") == 32)
-            tokens = tokens[(starts[tokens] > 0) & _word_starts_at(self.codes, starts[tokens])]
-            self._word_starts = (starts[tokens], tokens)
-        return self._word_starts
+    def word_starts_within(self, a: int, b: int) -> tuple[int, int] | None:
+        """The first and the last word start in (a, b] (a space after a non-space character),
+        or None if there is none. For the tokenizers with `exact_at_word_starts` every word
+        start is a token start."""
+        text = self.text
+        first = text.find(" ", a + 1, b + 1)
+        while first > 0 and text[first - 1].isspace():
+            first = text.find(" ", first + 1, b + 1)
+        if first < 0:
+            return None
+        last = text.rfind(" ", first, b + 1)
+        while text[last - 1].isspace():  # ends at `first` at the latest
+            last = text.rfind(" ", first, last)
+        return first, last
 
     def cluster_boundaries(self, positions: list[int]) -> list[int]:
         """The positions (sorted) that are extended grapheme cluster boundaries."""
@@ -270,15 +274,12 @@ class _Measure:
         if a >= b:
             return 0
         count, text = self.tokenizer.count, self.text
-        words = self._word_starts or self.word_starts()
-        if words is not None:
-            positions, tokens = words
-            lo, hi = positions.searchsorted((a + 1, b + 1)).tolist()  # the first word start after a,
-            hi -= 1  # and the last one at or before b
-            if lo <= hi:
-                m1, m2 = int(positions[lo]), int(positions[hi])
-                return count(text[a:m1]) + int(tokens[hi] - tokens[lo]) + (count(text[m2:b]) if m2 < b else 0)
-        return count(text[a:b])
+        words = self.word_starts_within(a, b) if self.exact_inside else None
+        if words is None:
+            return count(text[a:b])
+        m1, m2 = words
+        first, last = self.token_index(words)
+        return count(text[a:m1]) + (last - first) + (count(text[m2:b]) if m2 < b else 0)
 
     def approx(self, a: int, b: int) -> int:
         """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""
