@@ -278,8 +278,8 @@ class _Measure:
         if words is None:
             return count(text[a:b])
         m1, m2 = words
-        first, last = self.token_index(words)
-        return count(text[a:m1]) + (last - first) + (count(text[m2:b]) if m2 < b else 0)
+        inside = int(self.bounds.searchsorted(m2)) - int(self.bounds.searchsorted(m1))  # tokens from m1 to m2
+        return count(text[a:m1]) + inside + (count(text[m2:b]) if m2 < b else 0)
 
     def approx(self, a: int, b: int) -> int:
         """Tokens of the whole text's tokenization that start in [a, b) (exact if no offsets)."""

@@ -55,9 +55,14 @@ class _Windows:
             cuts = np.arange(a, b + 1)
         else:
             lo, hi = measure.token_index((a, b))
-            if measure.ordered and measure.all_char_bounds and bounds[lo] == a and bounds[hi] == b:
-                cuts = bounds[lo:hi + 1]  # a and b are token bounds: the cuts are those in between
-                tok_index = _Consecutive(lo, len(cuts))
+            if measure.ordered and bounds[lo] == a and bounds[hi] == b:  # a and b are token bounds:
+                cuts = bounds[lo:hi + 1]  # the cuts are the bounds in between
+                if measure.all_char_bounds:
+                    tok_index = _Consecutive(lo, len(cuts))
+                else:  # except the tokens that start inside a character
+                    tok_index = np.flatnonzero(cuts >= 0)
+                    cuts = cuts[tok_index]
+                    tok_index += lo
             else:  # a, b and every token start inside (a, b) that is also a character boundary
                 inside = bounds[lo:hi]
                 keep = (inside > a) & (inside < b)  # not a, b or -1
