@@ -40,7 +40,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import sys
 import time
 from importlib.metadata import version
@@ -50,7 +49,7 @@ import numpy as np
 from tqdm import tqdm
 
 import course_lib
-from course_lib.chunking import Chunk, fixed_size_chunks, recursive_chunks
+from course_lib.chunking import SEPARATORS, Chunk, fixed_size_chunks, recursive_chunks
 from course_lib.chunking.semantic import embed_texts
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
 from course_lib.evaluation import VectorIndex, budget_cutoff, precision_omega, span_scores, summarize
@@ -66,7 +65,7 @@ MAX_SEQ_LENGTH = 512  # no chunk is cut: 250 cl100k tokens can exceed MiniLM's d
 LATE_WINDOW = 512
 BATCH_SIZE = 32
 # Chroma's RecursiveTokenChunker separators (its final "" = cut between tokens is built in), as regexes
-CHROMA_SEPARATORS = [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]]
+CHROMA_SEPARATORS = SEPARATORS["chroma"]
 CHUNKERS = {"recursive": "recursive_chunks, Chroma's separators", "fixed": "fixed_size_chunks"}
 SIZES = [(200, 0), (250, 0), (250, 125)]
 CONFIGS = [f"{c}_{s}_{o}" for c in CHUNKERS for s, o in SIZES]
