@@ -2,6 +2,7 @@
 
     make bench            # installs benchmarks/requirements.txt, then runs this script
     nice -n 10 python benchmarks/bench_chunkers.py --repeats 9 --corpus chroma
+    python benchmarks/bench_chunkers.py --grapheme-cost    # what the cluster checks cost course_lib
 
 Corpus (no download beyond the course's data cache): `chroma` (default) is the five corpora of
 Chroma's chunking evaluation set (1.45 MB), one document each; `all` adds the FLORES-200 English
@@ -22,6 +23,8 @@ import statistics
 import time
 from collections.abc import Callable
 from importlib import metadata
+
+import numpy as np
 
 from course_lib.chunking import fixed_size_chunks, recursive_chunks
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus, load_flores
@@ -132,17 +135,48 @@ def version(package: str) -> str:
     return metadata.version(package)
 
 
+def grapheme_cost(docs: list[str], repeats: int) -> None:
+    """What the rule "never cut inside a user-perceived character" costs: each chunker as it is,
+    against the same chunker told that every position is a cluster boundary (no cluster checks),
+    interleaved in one process. The chunks are the same on these corpora, checked below."""
+    from course_lib.chunking import _measure
+
+    with_rule = _measure._doubtful_positions
+    without_rule = lambda text, codes: np.zeros(0, dtype=np.int64)  # noqa: E731
+    times: dict[str, list[float]] = {}
+    for _ in range(repeats):
+        for name, chunker in (("fixed_size_chunks", fixed_size_chunks), ("recursive_chunks", recursive_chunks)):
+            outputs = []
+            for mode, doubtful in (("with", with_rule), ("without", without_rule)):
+                _measure._doubtful_positions = doubtful
+                began = time.perf_counter()
+                outputs.append([[(c.start, c.end) for c in chunker(doc, SIZE, tokenizer=ENC)] for doc in docs])
+                times.setdefault(f"{name} {mode}", []).append(time.perf_counter() - began)
+            _measure._doubtful_positions = with_rule
+            assert outputs[0] == outputs[1], "the cluster checks moved a cut on this corpus"
+    print(f"\n### The grapheme rule's cost (overlap 0, {repeats} interleaved rounds)\n")
+    for name in ("fixed_size_chunks", "recursive_chunks"):
+        on, off = times[f"{name} with"], times[f"{name} without"]
+        print(f"{name}: {statistics.median(on):.3f} s with the cluster checks, {statistics.median(off):.3f} s "
+              f"without; {ratio_spread(on, off)} the time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=9, help="interleaved rounds (median counts)")
     parser.add_argument("--corpus", choices=("chroma", "all"), default="chroma",
                         help="chroma: the five Chroma corpora (1.45 MB); all: plus FLORES-200 eng and spa")
+    parser.add_argument("--grapheme-cost", action="store_true",
+                        help="only measure what the cluster checks cost (course_lib with and without them)")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     apply_quiet_offline_env()
 
     docs = corpus(args.corpus)
+    if args.grapheme_cost:
+        grapheme_cost(docs, args.repeats)
+        return
     n_chars = sum(map(len, docs))
     n_bytes = sum(len(d.encode()) for d in docs)
     built: dict = {}
