@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from itertools import combinations, pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import regex
@@ -80,20 +80,29 @@ def _sentence_rules() -> frozenset[str]:
     return frozenset(sentence_end_pattern(c) for c in choices)
 
 
+class _Tables(NamedTuple):
+    """Per code point up to U+3001; the last entry stands for every code point above."""
+
+    marks: np.ndarray  # an end mark: . ! ? …
+    closers: np.ndarray  # a closing quote or bracket
+    space: np.ndarray  # white space, as `regex` reads \s
+    opens: np.ndarray  # white space or an opener: what an abbreviation or short word needs before it
+    letters: np.ndarray  # a letter, as `regex` reads \p{L} (True above the table: maybe)
+
+
 @cache
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    r"""Per code point up to U+3001 (the last entry stands for every code point above): (an end
-    mark; an end mark or closer, what ends a sentence end's run; white space as `regex` reads \s;
-    white space or an opener, one of which an abbreviation or short word before a point needs)."""
+def _tables() -> _Tables:
     chars = [chr(c) for c in range(0x3002)]
     marks = np.zeros(len(chars), dtype=bool)
     marks[[ord(c) for c in _END_MARKS[1:-1]]] = True
-    last = marks.copy()
-    last[[ord(c) for c in _CLOSERS[1:-1].replace("\\", "")]] = True
+    closers = np.zeros(len(chars), dtype=bool)
+    closers[[ord(c) for c in _CLOSERS[1:-1].replace("\\", "")]] = True
     space = np.array([regex.match(r"\s", c) is not None for c in chars])
     opens = np.array([c.isspace() for c in chars])
     opens[[ord(c) for c in _OPENERS[1:-1]]] = True
-    return marks, last, space, opens
+    letters = np.array([regex.match(r"\p{L}", c) is not None for c in chars])
+    letters[-1] = True
+    return _Tables(marks, closers, space, opens, letters)
 
 
 class _SentenceEnds:
@@ -101,9 +110,13 @@ class _SentenceEnds:
     sentence level). Same matches as the `regex` pattern; property-tested.
 
     Every match is white space right after an end mark or a closer, so numpy finds those places
-    at once from the code points. A point after seven characters with no white space or opener
-    among them always ends a sentence under the rule (no abbreviation, initial or short word
-    fits before it), so it needs no further test; the `regex` pattern decides the other places.
+    at once from the code points. Most places are settled from a few characters before them,
+    by what the rule implies (a point needs an abbreviation, an initial or a short lower-case
+    word right before it to be kept, and every one of those ends in a letter):
+    - a sentence end: `!`, `?` or `…` not after another end mark; a point not after an end mark
+      and not after a letter; a point after seven characters with no white space or opener;
+    - no sentence end: a closer after a character that is neither an end mark nor a closer.
+    The `regex` pattern decides the other places.
     """
 
     def __init__(self, pattern: str):
@@ -116,14 +129,22 @@ class _SentenceEnds:
     def starts(self, text: str, codes: np.ndarray, pos: int, endpos: int) -> list[int]:
         """Where the pattern matches, as `regex.finditer(pattern, text, pos, endpos)` would find it;
         `codes` are the code points of the whole `text`."""
-        marks, last, space, opens = self._tables
+        t = self._tables
         near = codes[pos:endpos]
-        places = np.flatnonzero(last.take(near[:-1], mode="clip") & space.take(near[1:], mode="clip")) + pos + 1
-        window = codes.take(places[:, None] - np.arange(2, 9), mode="clip")  # the 7 characters before the point
-        plain = (codes[places - 1] == ord(".")) & (places >= 8) & ~opens.take(window, mode="clip").any(axis=1)
-        plain &= ~marks.take(window[:, 0], mode="clip")  # and the point is the run's first end mark
+        places = np.flatnonzero(
+            (t.marks | t.closers).take(near[:-1], mode="clip") & t.space.take(near[1:], mode="clip")) + pos + 1
+        before = codes.take(places[:, None] - np.arange(1, 9), mode="clip")  # p-1 (the mark or closer) ... p-8
+        end, previous = before[:, 0], before[:, 1]
+        near_start = places < 8  # too close to the text's start for the window: the regex decides
+        after_mark = t.marks.take(previous, mode="clip") | near_start
+        point = end == ord(".")
+        long_word = ~t.opens.take(before[:, 1:], mode="clip").any(axis=1)
+        yes = ~after_mark & ((point & (long_word | ~t.letters.take(previous, mode="clip")))
+                             | (t.marks.take(end, mode="clip") & ~point))
+        no = ~after_mark & t.closers.take(end, mode="clip") & ~t.closers.take(previous, mode="clip")
         decide = self._decide.match
-        return [p for p, sure in zip(places.tolist(), plain.tolist()) if sure or decide(text, p, endpos)]
+        return [p for p, y, n in zip(places.tolist(), yes.tolist(), no.tolist())
+                if y or (not n and decide(text, p, endpos))]
 
 
 @cache
