@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from itertools import combinations, pairwise
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import regex
@@ -80,29 +80,26 @@ def _sentence_rules() -> frozenset[str]:
     return frozenset(sentence_end_pattern(c) for c in choices)
 
 
-class _Tables(NamedTuple):
-    """Per code point up to U+3001; the last entry stands for every code point above."""
-
-    marks: np.ndarray  # an end mark: . ! ? …
-    closers: np.ndarray  # a closing quote or bracket
-    space: np.ndarray  # white space, as `regex` reads \s
-    opens: np.ndarray  # white space or an opener: what an abbreviation or short word needs before it
-    letters: np.ndarray  # a letter, as `regex` reads \p{L} (True above the table: maybe)
+# What the fast sentence search needs to know of a character, as bits (see `_character_kinds`)
+_MARK, _POINT, _CLOSER, _OPENS, _LETTER = 1, 2, 4, 8, 16
 
 
 @cache
-def _tables() -> _Tables:
+def _character_kinds() -> tuple[np.ndarray, np.ndarray]:
+    """Per code point up to U+3001 (the last entry stands for every code point above): (bits:
+    _MARK an end mark . ! ? …, _POINT ".", _CLOSER a closing quote or bracket, _OPENS white space
+    or an opener, one of which an abbreviation or short word needs before it, _LETTER a letter as
+    `regex` reads \\p{L}, set above the table too; white space as `regex` reads \\s)."""
     chars = [chr(c) for c in range(0x3002)]
-    marks = np.zeros(len(chars), dtype=bool)
-    marks[[ord(c) for c in _END_MARKS[1:-1]]] = True
-    closers = np.zeros(len(chars), dtype=bool)
-    closers[[ord(c) for c in _CLOSERS[1:-1].replace("\\", "")]] = True
+    kinds = np.zeros(len(chars), dtype=np.uint8)
+    for members, bit in ((_END_MARKS[1:-1], _MARK), (".", _POINT), (_CLOSERS[1:-1].replace("\\", ""), _CLOSER),
+                         (_OPENERS[1:-1], _OPENS)):
+        kinds[[ord(c) for c in members]] |= bit
+    kinds[[c.isspace() for c in chars]] |= _OPENS
+    kinds[[regex.match(r"\p{L}", c) is not None for c in chars]] |= _LETTER
+    kinds[-1] |= _LETTER
     space = np.array([regex.match(r"\s", c) is not None for c in chars])
-    opens = np.array([c.isspace() for c in chars])
-    opens[[ord(c) for c in _OPENERS[1:-1]]] = True
-    letters = np.array([regex.match(r"\p{L}", c) is not None for c in chars])
-    letters[-1] = True
-    return _Tables(marks, closers, space, opens, letters)
+    return kinds, space
 
 
 class _SentenceEnds:
@@ -124,27 +121,30 @@ class _SentenceEnds:
             raise ValueError("pattern must come from sentence_end_pattern()")
         self.pattern = pattern
         self._decide = regex.compile(pattern[len(_LAST_CHARACTER):])
-        self._tables = _tables()
+        self._kinds, self._space = _character_kinds()
 
     def starts(self, text: str, codes: np.ndarray, pos: int, endpos: int) -> list[int]:
         """Where the pattern matches, as `regex.finditer(pattern, text, pos, endpos)` would find it;
         `codes` are the code points of the whole `text`."""
-        t = self._tables
-        near = codes[pos:endpos]
-        places = np.flatnonzero(
-            (t.marks | t.closers).take(near[:-1], mode="clip") & t.space.take(near[1:], mode="clip")) + pos + 1
-        before = codes.take(places[:, None] - np.arange(1, 9), mode="clip")  # p-1 (the mark or closer) ... p-8
+        kinds, near = self._kinds, codes[pos:endpos]
+        ends = (kinds.take(near[:-1], mode="clip") & (_MARK | _CLOSER)) != 0
+        places = np.flatnonzero(ends & self._space.take(near[1:], mode="clip")) + (pos + 1)
+        # the kinds of the 8 characters before each place: the mark or closer, then 7 more
+        before = kinds.take(codes.take(places[:, None] - _BACK, mode="clip"), mode="clip")
         end, previous = before[:, 0], before[:, 1]
-        near_start = places < 8  # too close to the text's start for the window: the regex decides
-        after_mark = t.marks.take(previous, mode="clip") | near_start
-        point = end == ord(".")
-        long_word = ~t.opens.take(before[:, 1:], mode="clip").any(axis=1)
-        yes = ~after_mark & ((point & (long_word | ~t.letters.take(previous, mode="clip")))
-                             | (t.marks.take(end, mode="clip") & ~point))
-        no = ~after_mark & t.closers.take(end, mode="clip") & ~t.closers.take(previous, mode="clip")
+        settled = (places >= 8) & ((previous & _MARK) == 0)  # not after another end mark
+        word_before = np.bitwise_or.reduce(before[:, 1:], axis=1)
+        point_ends = ((previous & _LETTER) == 0) | ((word_before & _OPENS) == 0)
+        yes = settled & np.where((end & _POINT) != 0, point_ends, (end & _MARK) != 0)
+        no = settled & ((end & _CLOSER) != 0) & ((previous & _CLOSER) == 0)
+        found = yes.copy()
         decide = self._decide.match
-        return [p for p, y, n in zip(places.tolist(), yes.tolist(), no.tolist())
-                if y or (not n and decide(text, p, endpos))]
+        for k in np.flatnonzero(~(yes | no)).tolist():  # the places the regex decides
+            found[k] = decide(text, int(places[k]), endpos) is not None
+        return places[found].tolist()
+
+
+_BACK = np.arange(1, 9)
 
 
 @cache
