@@ -125,17 +125,19 @@ def _is_boundary(text: str, p: int) -> bool:
 
 
 def _doubtful_positions(text: str, codes: np.ndarray) -> np.ndarray:
-    """The positions 1..len(text)-1 that may fall inside a cluster: next to a code point at or
-    above U+0300, or between CR and LF. Every other position is a cluster boundary."""
+    """The positions 1..len(text)-1 that may fall inside a cluster: after a code point that may
+    glue to the next one, before one that may glue to the previous one (the lookup tables; only
+    code points at or above U+0300 can), or between CR and LF. Every other position is a
+    cluster boundary, so text without such code points needs no cluster checks at all."""
     # (a search for "\r" alone is much faster than one for "\r\n")
-    has_crlf = "\r" in text and "\r\n" in text
+    crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10)) + 1 if "\r" in text and "\r\n" in text else None
     if text.isascii():
-        if not has_crlf:
-            return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10)) + 1
+        return np.zeros(0, dtype=np.int64) if crlf is None else crlf
+    glues_to_next, glues_to_previous = _glue_tables()
     high = np.flatnonzero(codes >= _FIRST_GLUE)
-    crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10)) + 1 if has_crlf else high[:0]
-    both = np.unique(np.concatenate((high, high + 1, crlf)))
+    kinds = codes[high]
+    found = [high[glues_to_previous.take(kinds, mode="clip")], high[glues_to_next.take(kinds, mode="clip")] + 1]
+    both = np.unique(np.concatenate(found if crlf is None else [*found, crlf]))
     return both[(both > 0) & (both < len(text))]
 
 
@@ -247,7 +249,13 @@ class _Measure:
         """The positions (sorted) that are extended grapheme cluster boundaries."""
         if self.plain or not positions:
             return positions
-        snapped = self.snap_to_clusters(np.array(positions, dtype=np.int64))
+        first, last = self.doubtful.searchsorted((positions[0], positions[-1] + 1))
+        if first == last:  # no position between them can fall inside a cluster
+            return positions
+        array = np.array(positions, dtype=np.int64)
+        snapped = self.snap_to_clusters(array)
+        if snapped is array:  # every position is a boundary
+            return positions
         kept = set(snapped.tolist())
         return [p for p in positions if p in kept]
 
