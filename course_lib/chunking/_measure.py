@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import Any, Union
 
 import numpy as np
@@ -310,14 +310,15 @@ class _Measure:
 
 class _SpanCounter:
     """`counter(i, j)`: estimated tokens from the start of pieces[i] to the end of pieces[j]
-    (contiguous pieces, in order): tokens of the whole text that start in between, or an
-    exact count for a tokenizer without offsets."""
+    (pieces in source order, their ends increasing): tokens of the whole text that start in
+    between, or an exact count for a tokenizer without offsets."""
 
     def __init__(self, measure: _Measure, pieces: Sequence[tuple[int, int]]):
         self.measure, self.pieces = measure, pieces
         self.firsts = self.lasts = None
         if measure.bounds is not None:
-            ends = measure.token_index([x for piece in pieces for x in piece])  # start, end, start, ...
+            flat = np.fromiter(chain.from_iterable(pieces), np.int64, 2 * len(pieces))  # start, end, start, ...
+            ends = measure.token_index(flat)
             self.firsts, self.lasts = ends[0::2], ends[1::2]
 
     def __call__(self, i: int, j: int) -> int:
@@ -379,6 +380,6 @@ def _validate(text: Any, size: Any, overlap: Any) -> None:
 
 
 def _make_chunk(text: str, start: int, end: int, n_tokens: int, **metadata: Any) -> Chunk:
-    return Chunk(text[start:end], start, end, n_tokens, dict(metadata))
+    return Chunk(text[start:end], start, end, n_tokens, metadata)
 
 
