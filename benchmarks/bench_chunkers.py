@@ -144,10 +144,11 @@ def grapheme_cost(docs: list[str], repeats: int) -> None:
     with_rule = _measure._doubtful_positions
     without_rule = lambda text, codes: np.zeros(0, dtype=np.int64)  # noqa: E731
     times: dict[str, list[float]] = {}
-    for _ in range(repeats):
+    modes = [("with", with_rule), ("without", without_rule)]
+    for round_ in range(repeats):
         for name, chunker in (("fixed_size_chunks", fixed_size_chunks), ("recursive_chunks", recursive_chunks)):
             outputs = []
-            for mode, doubtful in (("with", with_rule), ("without", without_rule)):
+            for mode, doubtful in modes if round_ % 2 else modes[::-1]:  # alternate which runs first
                 _measure._doubtful_positions = doubtful
                 began = time.perf_counter()
                 outputs.append([[(c.start, c.end) for c in chunker(doc, SIZE, tokenizer=ENC)] for doc in docs])
