@@ -90,15 +90,19 @@ def _character_kinds() -> tuple[np.ndarray, np.ndarray]:
     _MARK an end mark . ! ? …, _POINT ".", _CLOSER a closing quote or bracket, _OPENS white space
     or an opener, one of which an abbreviation or short word needs before it, _LETTER a letter as
     `regex` reads \\p{L}, set above the table too; white space as `regex` reads \\s)."""
-    chars = [chr(c) for c in range(0x3002)]
+    chars = "".join(map(chr, range(0x3002)))
+
+    def where(pattern: str) -> list[int]:
+        return [m.start() for m in regex.finditer(pattern, chars)]
+
     kinds = np.zeros(len(chars), dtype=np.uint8)
-    for members, bit in ((_END_MARKS[1:-1], _MARK), (".", _POINT), (_CLOSERS[1:-1].replace("\\", ""), _CLOSER),
-                         (_OPENERS[1:-1], _OPENS)):
-        kinds[[ord(c) for c in members]] |= bit
+    for pattern, bit in ((_END_MARKS, _MARK), (r"\.", _POINT), (_CLOSERS, _CLOSER), (_OPENERS, _OPENS),
+                         (r"\p{L}", _LETTER)):
+        kinds[where(pattern)] |= bit
     kinds[[c.isspace() for c in chars]] |= _OPENS
-    kinds[[regex.match(r"\p{L}", c) is not None for c in chars]] |= _LETTER
     kinds[-1] |= _LETTER
-    space = np.array([regex.match(r"\s", c) is not None for c in chars])
+    space = np.zeros(len(chars), dtype=bool)
+    space[where(r"\s")] = True
     return kinds, space
 
 
