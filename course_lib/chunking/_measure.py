@@ -1,15 +1,17 @@
 r"""The engine under every size-limited chunker: `Chunk`, spans, and token counts of spans.
 
-A `_Measure` tokenizes a text once and answers "how many tokens in text[a:b]?" from
-that single tokenization where it is exact (tiktoken and "chars" at word starts),
-re-encoding only the ends of a span otherwise. Internal; the chunkers build on it.
+A `_Measure` tokenizes a text once, into token bounds (where each token starts, then
+the text's end), and answers "how many tokens in text[a:b]?" from that single
+tokenization where it is exact (tiktoken and "chars" at word starts), re-encoding only
+the ends of a span otherwise. Internal; the chunkers build on it. It avoids large
+temporary arrays: fresh memory costs more than the arithmetic done in it.
 
 Cuts never fall inside a user-perceived character, an extended grapheme cluster of
 Unicode UAX #29 ("e" + combining accent, an emoji ZWJ sequence, a flag, a Hangul
 syllable written as jamo, CR LF). Most positions are cluster boundaries for a simple
-reason (neither neighbour can glue to the other), which two lookup tables decide for
-every candidate cut at once; only the few doubtful positions ask the `regex` package's
-`\X`, from the nearest sure boundary before them, never over the whole text.
+reason (neither neighbour can glue to the other), which two lookup tables decide once
+per text; only the few doubtful positions ask the `regex` package's `\X`, from the
+nearest sure boundary before them, never over the whole text.
 """
 
 from __future__ import annotations
