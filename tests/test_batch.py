@@ -44,7 +44,9 @@ DOCS = [Document(f"doc{i}", " ".join(f"Sentence {j} of document {i} talks about 
 
 @pytest.fixture(scope="module")
 def client():
-    with Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=":0") as c:
+    # TCP on loopback: the in-process transport looks up an outward address (a warning when offline)
+    with Client(processes=False, n_workers=2, threads_per_worker=1, protocol="tcp", host="127.0.0.1",
+                dashboard_address="127.0.0.1:0") as c:
         yield c
 
 
