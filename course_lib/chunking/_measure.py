@@ -121,11 +121,6 @@ def _cluster_edges(text: str, p: int, known: int = 0) -> tuple[int, int]:
     return (p, p) if q == p else (start, q)
 
 
-def _is_boundary(text: str, p: int) -> bool:
-    """True if a cut at p leaves every extended grapheme cluster whole."""
-    return _sure_boundary(text, p) or _cluster_edges(text, p)[0] == p
-
-
 def _doubtful_positions(text: str, codes: np.ndarray) -> np.ndarray:
     """The positions 1..len(text)-1 that may fall inside a cluster: after a code point that may
     glue to the next one, before one that may glue to the previous one (the lookup tables; only
