@@ -10,9 +10,11 @@ Notebook 12, "From notebook to production", teaches this module. `VectorIndex` i
 | `doc_id`, `chunk_index` | the source document and the chunk's rank in it |
 | `start`, `end` | character offsets: `document[start:end] == text` |
 | `text` | the chunk's text |
-| `heading_path` | the Markdown headings around the chunk, joined by `" > "` (`""` if none) |
+| `heading_path` | the Markdown headings around the chunk, without `#`, joined by `" > "` (`""` if none) |
+| `page_start`, `page_end` | 1-based pages of a paged text (pages end with a form feed), else null |
 | `strategy`, `model` | how the chunk was cut and embedded, so stale rows can be found |
 | `doc_sha256` | the hash of the document version the chunk came from |
+| `content_hash` | the hash of model, strategy and the exact text embedded: equal hash, reusable vector |
 | `vector` | the embedding, float32 |
 
 Why LanceDB (measured in benchmarks/README.md, "Vector store and batch job"): re-indexing a document is one
@@ -20,28 +22,51 @@ Why LanceDB (measured in benchmarks/README.md, "Vector store and batch job"): re
 document old or new, never mixed or empty; Chroma needs a delete and an add, two commits.
 LanceDB sends no telemetry (its OpenTelemetry bridge is opt-in).
 
+What is guaranteed, and how far:
+- One writer at a time. Every write (`reindex`, `reindex_documents`, `update_document`, `add`, `compact`)
+  holds an exclusive lock on the file `.write.lock` in the store folder (`fcntl.flock`; `msvcrt.locking`
+  on Windows), so two processes indexing the same new document one after the other store it once.
+  Readers take no lock: they see the last commit.
+- A process killed during a write leaves each document old or new, never mixed. A power cut is covered
+  only as far as LanceDB's own writes reach the disk.
+- A damaged folder gives one `DamagedStoreError` naming it and the fix (re-index from the documents).
+- Every commit keeps the old version's files: `compact()` merges them and deletes old versions.
+
 Install: `pip install -r requirements-store.txt` (or `make setup-store`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+try:  # an exclusive lock for writers: fcntl on Linux and macOS, msvcrt on Windows
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+    import msvcrt
+
 import numpy as np
 
 from course_lib.chunking import Chunk, markdown_sections
 
-__all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "Hit", "StoreRow", "chunk_rows"]
+__all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "DamagedStoreError", "Hit", "StoreRow", "Update",
+           "chunk_rows", "content_hash"]
 
 INSTALL_HINT = "pip install -r requirements-store.txt   (or: make setup-store)"
 TABLE = "chunks"
 HEADING_SEPARATOR = " > "
-FILTER_COLUMNS = ("doc_id", "chunk_index", "heading_path", "strategy", "model", "doc_sha256")
+LOCK_FILE = ".write.lock"
+FILTER_COLUMNS = ("doc_id", "chunk_index", "heading_path", "page_start", "page_end", "strategy", "model",
+                  "doc_sha256")
+_META = ["chunk_index", "start", "end", "text", "heading_path", "page_start", "page_end", "strategy", "model",
+         "doc_sha256", "content_hash"]
 _ANN_KINDS = ("IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT")
 
 
@@ -64,16 +89,19 @@ def _schema(dim: int):
         pa.field("end", pa.int64(), nullable=False),
         pa.field("text", pa.string(), nullable=False),
         pa.field("heading_path", pa.string(), nullable=False),
+        pa.field("page_start", pa.int32(), nullable=True),
+        pa.field("page_end", pa.int32(), nullable=True),
         pa.field("strategy", pa.string(), nullable=False),
         pa.field("model", pa.string(), nullable=False),
         pa.field("doc_sha256", pa.string(), nullable=False),
+        pa.field("content_hash", pa.string(), nullable=False),
         pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
     ])
 
 
 @dataclass(frozen=True)
-class StoreRow:
-    """One chunk ready to store: its place in the source, its metadata and its vector."""
+class _Placed:
+    """What a stored chunk and a search hit share: where the chunk is and how it was made."""
 
     doc_id: str
     chunk_index: int
@@ -81,9 +109,28 @@ class StoreRow:
     end: int
     text: str
     heading_path: str
+    page_start: int | None
+    page_end: int | None
     strategy: str
     model: str
+
+    @property
+    def citation(self) -> str:
+        """Where to check the chunk: `doc_id[start:end]`, its pages if any, and its heading path if any."""
+        where = f"{self.doc_id}[{self.start}:{self.end}]"
+        if self.page_start is not None:
+            pages = (f"p. {self.page_start}" if self.page_start == self.page_end
+                     else f"pp. {self.page_start}-{self.page_end}")
+            where = f"{where}, {pages}"
+        return f"{where} ({self.heading_path})" if self.heading_path else where
+
+
+@dataclass(frozen=True)
+class StoreRow(_Placed):
+    """One chunk ready to store: its place in the source, its metadata, its hashes and its vector."""
+
     doc_sha256: str
+    content_hash: str
     vector: np.ndarray
 
     @property
@@ -92,24 +139,24 @@ class StoreRow:
 
 
 @dataclass(frozen=True)
-class Hit:
+class Hit(_Placed):
     """One search result: the chunk, where it comes from, and its cosine similarity."""
 
-    doc_id: str
-    chunk_index: int
-    start: int
-    end: int
-    text: str
-    heading_path: str
-    strategy: str
-    model: str
     score: float
 
-    @property
-    def citation(self) -> str:
-        """Where to check the chunk: `doc_id[start:end]`, plus the heading path if any."""
-        where = f"{self.doc_id}[{self.start}:{self.end}]"
-        return f"{where} ({self.heading_path})" if self.heading_path else where
+
+@dataclass(frozen=True)
+class Update:
+    """What `update_document` did: vectors computed, vectors reused, rows written, the new version."""
+
+    embedded: int
+    reused: int
+    rows: int
+    version: int
+
+
+class DamagedStoreError(RuntimeError):
+    """The store folder cannot be read as a LanceDB table; the message names it and the fix."""
 
 
 def _check_doc_id(doc_id: Any) -> str:
@@ -121,21 +168,35 @@ def _check_doc_id(doc_id: Any) -> str:
 
 
 def _heading_path(sections: list[tuple[int, int, list[str]]], chunk: Chunk) -> str:
-    if "headings" in chunk.metadata:
-        return HEADING_SEPARATOR.join(chunk.metadata["headings"])
-    for start, end, path in sections:
-        if start <= chunk.start < end:
-            return HEADING_SEPARATOR.join(path)
-    return ""
+    """The headings around `chunk`, without their `#` marks, as `retrieval.heading_path` gives them."""
+    path = chunk.metadata.get("headings")
+    if path is None:
+        path = next((p for start, end, p in sections if start <= chunk.start < end), [])
+    return HEADING_SEPARATOR.join(h.lstrip("#").strip() for h in path)
+
+
+def _pages(text: str, chunk: Chunk) -> tuple[int | None, int | None]:
+    """1-based first and last page of `chunk` in a text whose pages end with a form feed."""
+    if "\f" not in text:
+        return None, None
+    first = text.count("\f", 0, chunk.start) + 1
+    return first, first + text.count("\f", chunk.start, max(chunk.start, chunk.end - 1))
+
+
+def content_hash(embedded_text: str, *, strategy: str, model: str) -> str:
+    """sha256 of what decides a vector: the model, the strategy and the exact text embedded."""
+    return hashlib.sha256("\0".join((model, strategy, embedded_text)).encode("utf-8")).hexdigest()
 
 
 def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
-               strategy: str, model: str) -> list[StoreRow]:
+               strategy: str, model: str, embedded_texts: Sequence[str] | None = None) -> list[StoreRow]:
     """The rows `ChunkStore.reindex` writes for one document's chunks and their vectors.
 
     Checks that every chunk's offsets point at its text in `text` and that there is one
     vector a chunk; the heading path comes from the chunk's `metadata["headings"]` or else
-    from the Markdown section the chunk starts in (notebook 12, section 1).
+    from the Markdown section the chunk starts in (notebook 12, section 1); pages are counted
+    from form feeds. `embedded_texts` are the texts the vectors were computed from when they
+    differ from the chunks' (a contextual header in front, say); they decide `content_hash`.
     """
     _check_doc_id(doc_id)
     if not isinstance(text, str):
@@ -146,6 +207,7 @@ def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or len(vectors) != len(chunks):
         raise ValueError(f"vectors has shape {vectors.shape} for {len(chunks)} chunks; pass one row per chunk")
+    embedded = _embedded_texts(chunks, embedded_texts)
     for i, c in enumerate(chunks):
         if not isinstance(c, Chunk):
             raise TypeError(f"chunks[{i}] must be a Chunk, not {type(c).__name__}")
@@ -154,8 +216,43 @@ def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
                              "chunk this very text (offsets must point back to the source)")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     sections = markdown_sections(text) if text.strip() else []
-    return [StoreRow(doc_id, i, c.start, c.end, c.text, _heading_path(sections, c), strategy, model, digest, v)
-            for i, (c, v) in enumerate(zip(chunks, vectors))]
+    return [StoreRow(doc_id, i, c.start, c.end, c.text, _heading_path(sections, c), *_pages(text, c), strategy,
+                     model, digest, content_hash(e, strategy=strategy, model=model), v)
+            for i, (c, e, v) in enumerate(zip(chunks, embedded, vectors))]
+
+
+def _embedded_texts(chunks: Sequence[Chunk], embedded_texts: Sequence[str] | None) -> list[str]:
+    if embedded_texts is None:
+        return [c.text for c in chunks]
+    if isinstance(embedded_texts, str) or len(embedded_texts) != len(chunks):
+        raise ValueError(f"embedded_texts must be a list with one text a chunk ({len(chunks)}), "
+                         "or None to embed the chunks' own texts")
+    return list(embedded_texts)
+
+
+@contextmanager
+def _write_lock(folder: Path) -> Iterator[None]:
+    """Hold the store's exclusive writer lock; another writer waits here until it is released."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_FILE, "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        else:  # pragma: no cover - Windows: lock the file's first byte (retries for 10 s, then raises)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            else:  # pragma: no cover - Windows
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+def _folder_size(folder: Path) -> tuple[int, int]:
+    """(bytes, files) under `folder`."""
+    sizes = [f.stat().st_size for f in folder.rglob("*") if f.is_file()]
+    return sum(sizes), len(sizes)
 
 
 def _sql_literal(value: Any) -> str:
@@ -191,7 +288,8 @@ class ChunkStore:
 
     `ChunkStore(path, dim)` opens the table, creating it if missing. Vectors are compared by
     cosine similarity. Without an ANN index, `search` scans every vector (exact); after
-    `build_ann_index` it searches the index (approximate).
+    `build_ann_index` it searches the index (approximate). One process writes at a time (a lock
+    file in the folder); any number may read.
     """
 
     def __init__(self, path: str | Path, dim: int):
@@ -199,19 +297,51 @@ class ChunkStore:
             raise ValueError(f"dim={dim!r}: pass the embedding dimension, e.g. 384 for all-MiniLM-L6-v2")
         self.path = Path(path)
         self.dim = dim
-        # read_consistency_interval=0: every read sees the latest commit, also one made by another process
-        self._db = _lancedb().connect(str(self.path), read_consistency_interval=timedelta(0))
-        if TABLE in self._db.list_tables().tables:
-            self._table = self._db.open_table(TABLE)
-            stored = self._table.schema.field("vector").type.list_size
-            if stored != dim:
-                raise ValueError(f"{self.path} stores {stored}-dimensional vectors, not {dim}; "
-                                 "open it with the same dim or use another folder")
-        else:
-            self._table = self._db.create_table(TABLE, schema=_schema(dim))
+        if self.path.exists() and not self.path.is_dir():
+            raise ValueError(f"{self.path} is a file; a store is a folder: pass another path")
+        with _write_lock(self.path), self._reading():
+            # read_consistency_interval=0: every read sees the latest commit, also one made by another process
+            self._db = _lancedb().connect(str(self.path), read_consistency_interval=timedelta(0))
+            if TABLE in self._db.list_tables().tables:
+                try:
+                    self._table = self._db.open_table(TABLE)
+                except ValueError as exc:  # LanceDB says "not found" when the folder holds no version
+                    raise DamagedStoreError(self._damaged(f"{TABLE}.lance holds no readable version")) from exc
+                self._check_schema()
+            elif (self.path / f"{TABLE}.lance").exists():
+                raise DamagedStoreError(self._damaged(f"its table folder {TABLE}.lance has no readable versions"))
+            else:
+                self._table = self._db.create_table(TABLE, schema=_schema(dim))
+
+    def _damaged(self, why: str) -> str:
+        return (f"the vector store in {self.path} is damaged ({why}); rebuild it: delete the folder and "
+                "re-index from the documents (ChunkStore.reindex), or open another folder")
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Turn LanceDB's low-level read errors into one `DamagedStoreError` that names the folder."""
+        try:
+            yield
+        except (RuntimeError, OSError) as exc:
+            if isinstance(exc, DamagedStoreError):
+                raise
+            raise DamagedStoreError(self._damaged(str(exc).splitlines()[0][:200])) from exc
+
+    def _check_schema(self) -> None:
+        schema = self._table.schema
+        missing = [name for name in _schema(self.dim).names if name not in schema.names]
+        if missing:
+            raise ValueError(f"{self.path} was written by an older course_lib (no column {missing[0]!r}); "
+                             "re-index its documents into a new folder")
+        stored = schema.field("vector").type.list_size
+        if stored != self.dim:
+            raise ValueError(f"{self.path} stores {stored}-dimensional vectors, not {self.dim}; "
+                             "open it with the same dim or use another folder")
+        self._table.count_rows()  # reads the manifest: a damaged one fails here, not at the first search
 
     def __len__(self) -> int:
-        return self._table.count_rows()
+        with self._reading():
+            return self._table.count_rows()
 
     @property
     def version(self) -> int:
@@ -250,13 +380,65 @@ class ChunkStore:
                 if r.doc_id != doc_id:
                     raise ValueError(f"a row of {r.doc_id!r} was passed as a row of {doc_id!r}")
             rows += doc_rows
+        records = self._records(rows)
         ids = ", ".join(_sql_literal(d) for d in sorted(rows_by_doc))
-        (self._table.merge_insert("chunk_id")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
-            .execute(self._records(rows)))
+        with _write_lock(self.path), self._reading():
+            (self._table.merge_insert("chunk_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
+                .execute(records))
         return len(rows)
+
+    def update_document(self, doc_id: str, text: str, chunks: Sequence[Chunk],
+                        embed: Callable[[list[str]], Any] | None = None, *, strategy: str, model: str,
+                        embedded_texts: Sequence[str] | None = None,
+                        embed_document: Callable[[str, Sequence[Chunk]], Any] | None = None) -> Update:
+        """Re-index an edited document, embedding only the chunks whose embedded text is new.
+
+        Each chunk's `content_hash` (model, strategy and the exact text embedded, see
+        `embedded_texts`) is looked up among the document's stored rows: a stored vector is
+        reused, and `embed(texts)` is called once, for the rest only. Late chunking cannot reuse
+        anything, since every token saw the whole document: pass `embed_document(text, chunks)`
+        instead of `embed`, and every vector is computed again. One commit, under the writer
+        lock, as `reindex` (notebook 12, section 2).
+        """
+        if (embed is None) == (embed_document is None):
+            raise ValueError("pass exactly one of embed (a function of the texts to embed) and embed_document "
+                             "(a function of the whole text and its chunks, for late chunking)")
+        embedded = _embedded_texts(chunks, embedded_texts)
+        hashes = [content_hash(e, strategy=strategy, model=model) for e in embedded]
+        with _write_lock(self.path):
+            with self._reading():
+                stored = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
+                          .select(["content_hash", "vector"]).limit(None).to_arrow().to_pylist())
+            if embed_document is not None:
+                vectors = np.asarray(embed_document(text, chunks), dtype=np.float32)
+                fresh = list(range(len(chunks)))
+            else:
+                known = {r["content_hash"]: r["vector"] for r in stored}
+                fresh = [i for i, h in enumerate(hashes) if h not in known]
+                vectors = np.zeros((len(chunks), self.dim), np.float32)
+                for i, h in enumerate(hashes):
+                    if h in known:
+                        vectors[i] = known[h]
+                if fresh:
+                    computed = np.asarray(embed([embedded[i] for i in fresh]), dtype=np.float32)
+                    if computed.shape != (len(fresh), self.dim):
+                        raise ValueError(f"embed returned shape {computed.shape} for {len(fresh)} texts; "
+                                         f"return one {self.dim}-dimensional vector a text")
+                    vectors[fresh] = computed
+            rows = chunk_rows(doc_id, text, chunks, vectors, strategy=strategy, model=model,
+                              embedded_texts=embedded_texts)
+            records = self._records(rows)
+            with self._reading():
+                (self._table.merge_insert("chunk_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(f"doc_id = {_sql_literal(doc_id)}")
+                    .execute(records))
+                version = self._table.version
+        return Update(embedded=len(fresh), reused=len(chunks) - len(fresh), rows=len(rows), version=version)
 
     def add(self, rows: Sequence[StoreRow]) -> int:
         """Append rows of documents not yet in the store, in one commit (a bulk load).
@@ -265,18 +447,37 @@ class ChunkStore:
         duplicates, to stay fast when loading many new documents at once.
         """
         if rows:
-            self._table.add(self._records(rows))
+            records = self._records(rows)
+            with _write_lock(self.path), self._reading():
+                self._table.add(records)
         return len(rows)
+
+    def compact(self) -> dict[str, int]:
+        """Merge small data files and delete every old version; return the folder's size before and after.
+
+        Each commit keeps the previous version's files, so a store re-indexed often grows without
+        bound. Run this when no reader needs an old version; it holds the writer lock, so no
+        write of this module runs meanwhile.
+        """
+        bytes_before, files_before = _folder_size(self.path)
+        with _write_lock(self.path), self._reading(), warnings.catch_warnings():
+            # LanceDB warns that readers of an old version will fail: this module's readers read the latest
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
+            self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        bytes_after, files_after = _folder_size(self.path)
+        return {"bytes_before": bytes_before, "bytes_after": bytes_after,
+                "files_before": files_before, "files_after": files_after}
 
     def document_ids(self) -> list[str]:
         """The ids of the stored documents, sorted."""
-        return sorted(set(self._table.to_arrow().column("doc_id").to_pylist()))
+        with self._reading():
+            return sorted(set(self._table.to_arrow().column("doc_id").to_pylist()))
 
     def chunks_of(self, doc_id: str) -> list[dict]:
         """A document's stored chunks (every column but the vector), in chunk order."""
-        rows = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
-                .select(["chunk_index", "start", "end", "text", "heading_path", "strategy", "model", "doc_sha256"])
-                .limit(None).to_arrow().to_pylist())
+        with self._reading():
+            rows = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
+                    .select(_META).limit(None).to_arrow().to_pylist())
         return sorted(rows, key=lambda r: r["chunk_index"])
 
     def build_ann_index(self, kind: str = "IVF_PQ", *, num_partitions: int, num_sub_vectors: int | None = None,
@@ -301,7 +502,8 @@ class ChunkStore:
             options["num_sub_vectors"] = num_sub_vectors
         if kind == "IVF_HNSW_SQ":
             options.update(m=m, ef_construction=ef_construction)
-        self._table.create_index(vector_column_name="vector", replace=True, **options)
+        with _write_lock(self.path), self._reading():
+            self._table.create_index(vector_column_name="vector", replace=True, **options)
 
     def search(self, query: Any, k: int = 5, *, where: Mapping[str, Any] | None = None,
                exact: bool = False, nprobes: int | None = None, refine_factor: int | None = None,
@@ -332,8 +534,9 @@ class ChunkStore:
             builder = builder.refine_factor(refine_factor)
         if ef is not None:
             builder = builder.ef(ef)
-        table = builder.select(["doc_id", "chunk_index", "start", "end", "text", "heading_path", "strategy",
-                                "model", "_distance"]).to_arrow()
+        with self._reading():
+            table = builder.select(["doc_id", "chunk_index", "start", "end", "text", "heading_path", "page_start",
+                                    "page_end", "strategy", "model", "_distance"]).to_arrow()
         hits = [Hit(score=float(1.0 - row.pop("_distance")), **row) for row in table.to_pylist()]
         return sorted(hits, key=lambda h: (-round(h.score, 6), h.doc_id, h.chunk_index))
 

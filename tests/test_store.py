@@ -16,7 +16,7 @@ if os.environ.get("COURSE_REQUIRE_STORE") != "1":  # CI sets it: there a missing
     pytest.importorskip("lancedb", reason="the vector-store extra is not installed: "
                         "pip install -r requirements-store.txt (or make setup-store)")
 
-from course_lib.store import ChunkStore, chunk_rows
+from course_lib.store import ChunkStore, DamagedStoreError, chunk_rows
 
 DIM = 8
 GUIDE = ("# Pump XR-12\n\nThe XR-12 moves water.\n\n## Install\n\nBolt it to the floor. Connect the inlet.\n\n"
@@ -47,13 +47,13 @@ def test_rows_carry_offsets_headings_and_metadata():
     rows = rows_for("guide", GUIDE)
     assert [r.chunk_index for r in rows] == list(range(len(rows)))
     assert all(GUIDE[r.start:r.end] == r.text for r in rows)
-    assert {r.heading_path for r in rows} == {"# Pump XR-12", "# Pump XR-12 > ## Install", "# Pump XR-12 > ## Faults"}
+    assert {r.heading_path for r in rows} == {"Pump XR-12", "Pump XR-12 > Install", "Pump XR-12 > Faults"}
     fuse = next(r for r in rows if "fuse" in r.text)
-    assert fuse.heading_path == "# Pump XR-12 > ## Faults" and fuse.chunk_id == f"guide#{fuse.chunk_index}"
+    assert fuse.heading_path == "Pump XR-12 > Faults" and fuse.chunk_id == f"guide#{fuse.chunk_index}"
     # a chunker without headings in its metadata gets the enclosing Markdown section
     pieces = recursive_chunks(GUIDE, 12)
     plain = chunk_rows("guide", GUIDE, pieces, toy_vectors(pieces), strategy="recursive:12", model="toy")
-    assert next(r for r in plain if "fuse" in r.text).heading_path == "# Pump XR-12 > ## Faults"
+    assert next(r for r in plain if "fuse" in r.text).heading_path == "Pump XR-12 > Faults"
 
 
 def test_rows_reject_bad_input():
@@ -77,7 +77,7 @@ def test_search_returns_citations_back_to_the_source(store):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     sources = {"guide": GUIDE, "notes": NOTES}
     assert all(sources[h.doc_id][h.start:h.end] == h.text for h in hits)
-    assert hits[0].citation == f"guide[{target.start}:{target.end}] (# Pump XR-12 > ## Faults)"
+    assert hits[0].citation == f"guide[{target.start}:{target.end}] (Pump XR-12 > Faults)"
 
 
 def test_filters_apply_before_the_search(store):
@@ -85,8 +85,8 @@ def test_filters_apply_before_the_search(store):
     n_notes = len(store.chunks_of("notes"))
     only_notes = store.search(query, k=n_notes, where={"doc_id": "notes"})
     assert n_notes >= 2 and len(only_notes) == n_notes and {h.doc_id for h in only_notes} == {"notes"}
-    faults = store.search(query, k=10, where={"heading_path": "# Pump XR-12 > ## Faults"})
-    assert faults and {h.heading_path for h in faults} == {"# Pump XR-12 > ## Faults"}
+    faults = store.search(query, k=10, where={"heading_path": "Pump XR-12 > Faults"})
+    assert faults and {h.heading_path for h in faults} == {"Pump XR-12 > Faults"}
     both = store.search(query, k=50, where={"doc_id": ["notes", "guide"]})
     assert len(both) == len(store)
     assert store.search(query, k=5, where={"doc_id": "it's missing"}) == []
@@ -179,3 +179,150 @@ def test_a_second_handle_sees_every_commit(store):
     other = ChunkStore(store.path, DIM)
     store.reindex("notes", [])
     assert other.document_ids() == ["guide"] and other.version == store.version
+
+
+RACER = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    from course_lib.chunking import recursive_chunks
+    from course_lib.store import ChunkStore, chunk_rows
+
+    path, tag, n, at = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    text = " ".join(f"{tag} sentence {i}." for i in range(n))
+    chunks = recursive_chunks(text, 6)
+    rows = chunk_rows("doc", text, chunks, np.random.default_rng(0).normal(size=(len(chunks), 8)),
+                      strategy="recursive:6", model="toy")
+    store = ChunkStore(path, 8)
+    while time.time() < at:
+        pass
+    store.reindex("doc", rows)
+""")
+
+
+def test_two_writers_of_the_same_new_document_leave_one_version(tmp_path):
+    """Without the writer lock both inserts landed: 300 rows for 200 chunk ids (the reliability review, D2)."""
+    path = tmp_path / "race"
+    ChunkStore(path, 8)
+    for trial in range(2):
+        at = time.time() + 4  # both children are waiting, model-free, when the moment comes
+        children = [subprocess.Popen([sys.executable, "-c", RACER, str(path), tag, str(n), str(at)])
+                    for tag, n in (("A", 200), ("B", 100))]
+        assert [c.wait(timeout=120) for c in children] == [0, 0]
+        rows = ChunkStore(path, 8).chunks_of("doc")
+        ids = [r["chunk_index"] for r in rows]
+        assert len(ids) == len(set(ids)), f"trial {trial}: {len(rows)} rows for {len(set(ids))} chunk ids"
+        assert len({r["text"].split()[0] for r in rows}) == 1, "chunks of both versions are stored"
+        ChunkStore(path, 8).reindex("doc", [])
+
+
+def test_a_damaged_store_names_its_folder_and_the_fix(store):
+    import shutil
+
+    shutil.rmtree(store.path / "chunks.lance" / "_versions")
+    with pytest.raises(DamagedStoreError, match=rf"{store.path}.*damaged.*re-index"):
+        ChunkStore(store.path, DIM)
+
+
+def test_garbage_data_files_give_one_error_naming_the_store(store):
+    for data in (store.path / "chunks.lance" / "data").glob("*"):
+        data.write_bytes(b"not a lance file" * 8)
+    with pytest.raises(DamagedStoreError, match="damaged"):
+        reopened = ChunkStore(store.path, DIM)
+        reopened.chunks_of("guide")
+
+
+def test_a_truncated_manifest_gives_one_error_naming_the_store(store):
+    for manifest in (store.path / "chunks.lance" / "_versions").glob("*.manifest"):
+        manifest.write_bytes(b"")
+    with pytest.raises(DamagedStoreError, match="damaged"):
+        ChunkStore(store.path, DIM)
+
+
+def test_a_store_path_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        ChunkStore(tmp_path / "file", DIM)
+
+
+def test_compact_keeps_the_data_and_drops_old_versions(store):
+    for seed in range(12):
+        store.reindex("guide", rows_for("guide", GUIDE, seed=seed))
+    before = {d: store.chunks_of(d) for d in store.document_ids()}
+    sizes = store.compact()
+    assert sizes["files_after"] < sizes["files_before"] and sizes["bytes_after"] < sizes["bytes_before"]
+    reopened = ChunkStore(store.path, DIM)
+    assert {d: reopened.chunks_of(d) for d in reopened.document_ids()} == before
+    target = rows_for("guide", GUIDE, seed=11)[0]
+    assert reopened.search(target.vector, k=1)[0].text == target.text
+
+
+def test_pages_come_from_form_feeds_and_reach_the_citation(tmp_path):
+    text = "Page one talks about pumps.\fPage two is about fuses and seals.\fPage three: the end."
+    chunks = [Chunk(text[a:b], a, b, 1) for a, b in ((0, 27), (28, 62), (20, 40), (63, len(text)))]
+    rows = chunk_rows("manual", text, chunks, toy_vectors(chunks), strategy="page:64", model="toy")
+    assert [(r.page_start, r.page_end) for r in rows] == [(1, 1), (2, 2), (1, 2), (3, 3)]
+    store = ChunkStore(tmp_path / "s", DIM)
+    store.reindex("manual", rows)
+    hit = store.search(rows[2].vector, k=1)[0]
+    assert hit.citation == "manual[20:40], pp. 1-2"
+    assert store.search(rows[1].vector, k=1, where={"page_start": 2})[0].citation == "manual[28:62], p. 2"
+    assert rows_for("guide", GUIDE)[0].page_start is None
+
+
+def fake_embed(texts):
+    """A deterministic stand-in for a model: the vector depends only on the text."""
+    out = []
+    for t in texts:
+        v = np.random.default_rng(abs(hash(t)) % 2**32).normal(size=DIM)
+        out.append(v / np.linalg.norm(v))
+    return np.array(out, dtype=np.float32)
+
+
+def test_update_document_embeds_only_the_changed_chunks(tmp_path):
+    store = ChunkStore(tmp_path / "s", DIM)
+    chunks = markdown_chunks(GUIDE, 12)
+    first = store.update_document("guide", GUIDE, chunks, fake_embed, strategy="markdown:12", model="toy")
+    assert (first.embedded, first.reused, first.rows) == (len(chunks), 0, len(chunks))
+    edited = GUIDE.replace("Bolt it to the floor.", "Bolt it to a concrete floor.")
+    new_chunks = markdown_chunks(edited, 12)
+    calls = []
+
+    def counting_embed(texts):
+        calls.append(list(texts))
+        return fake_embed(texts)
+
+    version = store.version
+    update = store.update_document("guide", edited, new_chunks, counting_embed, strategy="markdown:12", model="toy")
+    old_texts = {c.text for c in chunks}
+    changed = [c.text for c in new_chunks if c.text not in old_texts]
+    assert calls == [changed] and 0 < update.embedded == len(changed) < len(new_chunks)
+    assert update.reused == len(new_chunks) - len(changed) and store.version == version + 1 == update.version
+    fresh = fake_embed([c.text for c in new_chunks])
+    stored_rows = store._table.search().select(["chunk_index", "vector"]).limit(None).to_arrow().to_pylist()
+    stored = np.array([r["vector"] for r in sorted(stored_rows, key=lambda r: r["chunk_index"])])
+    assert np.all(np.sum(stored * fresh, axis=1) > 1 - 1e-6)  # reused vectors equal fresh ones
+    assert [c["text"] for c in store.chunks_of("guide")] == [c.text for c in new_chunks]
+    # another strategy or model never reuses a vector
+    again = store.update_document("guide", edited, new_chunks, fake_embed, strategy="markdown:12", model="other")
+    assert again.embedded == len(new_chunks)
+
+
+def test_update_document_with_late_chunking_re_encodes_the_whole_document(tmp_path):
+    store = ChunkStore(tmp_path / "s", DIM)
+    chunks = markdown_chunks(GUIDE, 12)
+    seen = []
+
+    def embed_document(text, doc_chunks):
+        seen.append((text, len(doc_chunks)))
+        return fake_embed([text[c.start:c.end] + "|late" for c in doc_chunks])
+
+    for _ in range(2):
+        update = store.update_document("guide", GUIDE, chunks, strategy="late:markdown:12", model="toy",
+                                       embed_document=embed_document)
+        assert (update.embedded, update.reused) == (len(chunks), 0)
+    assert seen == [(GUIDE, len(chunks))] * 2
+    with pytest.raises(ValueError, match="exactly one"):
+        store.update_document("guide", GUIDE, chunks, fake_embed, strategy="s", model="m",
+                              embed_document=embed_document)
+    with pytest.raises(ValueError, match="one text a chunk"):
+        store.update_document("guide", GUIDE, chunks, fake_embed, strategy="s", model="m", embedded_texts=["x"])
