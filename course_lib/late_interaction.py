@@ -98,13 +98,26 @@ class TokenIndex:
     def tokens_per_chunk(self) -> np.ndarray:
         return np.diff(self.bounds)
 
-    def scores(self, query: Any) -> np.ndarray:
-        """MaxSim score of every chunk for one query's token matrix (m, d)."""
+    def scores(self, query: Any, chunks: Sequence[int] | None = None) -> np.ndarray:
+        """MaxSim score of every chunk (or of the chunks numbered `chunks`, in that order) for one
+        query's token matrix (m, d)."""
         q = _unit_rows("query", query).astype(np.float32)
         if q.shape[1] != self.vectors.shape[1]:
             raise ValueError(f"query has dimension {q.shape[1]} but the index {self.vectors.shape[1]}; "
                              "embed queries with the model that built the index")
-        best = np.maximum.reduceat(self.vectors @ q.T, self.bounds[:-1], axis=0)  # (chunks, query tokens)
+        if chunks is None:
+            vectors, starts = self.vectors, self.bounds[:-1]
+        else:
+            picked = np.asarray(chunks, dtype=np.int64).reshape(-1)
+            if picked.size == 0:
+                return np.empty(0)
+            if picked.min() < 0 or picked.max() >= len(self.spans):
+                raise ValueError(f"chunks must be numbers 0..{len(self.spans) - 1} of the index's spans")
+            lengths = self.bounds[picked + 1] - self.bounds[picked]
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            rows = np.repeat(self.bounds[picked] - starts, lengths) + np.arange(lengths.sum())
+            vectors = self.vectors[rows]
+        best = np.maximum.reduceat(vectors @ q.T, starts, axis=0)  # (chunks, query tokens)
         return best.sum(axis=1, dtype=np.float64)
 
     def search(self, query: Any, k: int | None = None) -> list[Span]:
@@ -131,8 +144,8 @@ def rerank(index: TokenIndex, query: Any, ranking: Sequence[Span], depth: int = 
         raise ValueError(f"ranking holds {missing[0]!r}, which is not a chunk of the index; rank the index's spans")
     if len(set(head)) != len(head):
         raise ValueError("ranking lists a span twice; remove duplicates (keep the first)")
-    scores = index.scores(query)
-    order = sorted(range(len(head)), key=lambda j: (-scores[position[head[j]]], j))
+    scores = index.scores(query, [position[s] for s in head])  # only the candidates are scored
+    order = sorted(range(len(head)), key=lambda j: (-scores[j], j))
     return [head[j] for j in order] + list(ranking[depth:])
 
 

@@ -60,6 +60,8 @@ def test_index_scores_are_maxsim_of_each_chunk(case):
     index, chunks, query = case
     expected = [brute_maxsim(query, c) for c in chunks]
     np.testing.assert_allclose(index.scores(query), expected, atol=1e-4)
+    picked = list(range(len(chunks)))[::-1][: max(1, len(chunks) // 2)]
+    np.testing.assert_allclose(index.scores(query, picked), [expected[i] for i in picked], atol=1e-4)
     ranked = index.search(query)
     assert sorted(ranked) == sorted(index.spans)
     got = [expected[index.spans.index(s)] for s in ranked]
@@ -95,6 +97,8 @@ def test_bad_input_is_named():
         rerank(index, [[1.0, 0.0]], [("a", 0, 4)], depth=0)
     with pytest.raises(ValueError, match="dimension"):
         index.scores([[1.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"numbers 0\.\.0"):
+        index.scores([[1.0, 0.0]], [1])
     with pytest.raises(ValueError, match="zero vector"):
         maxsim([[0.0, 0.0]], [[1.0, 0.0]])
     with pytest.raises(ValueError, match="bounds"):
