@@ -1,0 +1,432 @@
+"""Paired bootstrap statistics over questions, and a verdict that names a winner only when the data allow it.
+
+Every strategy is scored on the same questions, so strategies are compared question by question: a
+resample draws the questions with replacement, `rng.integers(0, n, size=(resamples, n))` with
+`rng = numpy.random.default_rng(seed)`, and every strategy is scored on the same draw (paired). The
+95% interval of a mean is the middle 95% of its resampled means (percentiles 2.5 and 97.5). With the
+same `resamples` and `seed` these are the intervals notebooks 06 and 09 and `benchmarks/context_methods.py`
+computed.
+
+- `paired_interval(a, b)`: the mean of `a - b` over questions and its interval.
+- `mean_interval(values)`: one strategy's own mean and its interval.
+- `probability_best(per_question)`: each strategy's share of resamples in which it has the highest mean
+  (a tie shares that resample's win equally).
+- `questions_needed(a, b)`: n = ceil((1.96 s / d)^2), the questions that would separate two strategies.
+- `verdict(per_question, costs=...)`: the decision, as a `Verdict` (its `text()` is the paragraph to print).
+- `calibrate_verdict(per_question)`: how often the verdict on random subsets of the questions names a
+  winner that the whole set contradicts.
+
+A resample's means are computed from how often it draws each question (a counts matrix times the
+per-question values), so 20 strategies x 500 questions x 10,000 resamples need one 10,000 x 500 matrix,
+not 20 copies of it. Means so computed equal the notebooks' `diff[idx].mean(axis=1)` up to the last bit
+of a float; two means closer than `TIE_TOLERANCE` (relative to the values' scale) count as a tie.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "LEVEL",
+    "MAX_QUESTIONS",
+    "THRESHOLD",
+    "CalibrationRow",
+    "Interval",
+    "Verdict",
+    "calibrate_verdict",
+    "mean_interval",
+    "paired_interval",
+    "probability_best",
+    "questions_needed",
+    "verdict",
+]
+
+DEFAULT_RESAMPLES = 10_000
+LEVEL = 0.95  # interval level: the middle 95% of the resampled means
+THRESHOLD = 0.9  # a winner is best, alone, in at least this share of the resamples
+MAX_QUESTIONS = 10_000  # above this, questions_needed is None: no realistic number
+Z_95 = 1.96
+TIE_TOLERANCE = 1e-12
+
+
+class Interval(NamedTuple):
+    """A mean over questions and the bounds of its bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+
+
+# ---------------------------------------------------------------------------
+# Input checks
+# ---------------------------------------------------------------------------
+
+
+def _check_values(name: str, values: Any) -> np.ndarray:
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a 1-D sequence or array of numbers, one per question, "
+                        f"not {type(values).__name__}")
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must hold numbers only, one per question ({error})") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} has shape {array.shape}: pass one number per question (a 1-D array)")
+    if len(array) < 2:
+        raise ValueError(f"{name} has {len(array)} question(s): a bootstrap over questions needs at least 2")
+    if not np.isfinite(array).all():
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name}[{bad}] = {array[bad]}: every per-question value must be finite; "
+                         "score a missed question as 0, do not leave it NaN")
+    return array
+
+
+def _check_pair(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _check_values("a", a), _check_values("b", b)
+    if len(a) != len(b):
+        raise ValueError(f"a has {len(a)} questions but b has {len(b)}: a paired comparison needs the same "
+                         "questions, in the same order, for both")
+    return a, b
+
+
+def _check_per_question(per_question: Any) -> dict[str, np.ndarray]:
+    if not isinstance(per_question, Mapping):
+        raise TypeError(f"per_question must be a mapping of strategy -> per-question values, "
+                        f"not {type(per_question).__name__}")
+    if len(per_question) < 2:
+        raise ValueError(f"per_question has {len(per_question)} strategy(ies): a verdict compares at least 2")
+    checked: dict[str, np.ndarray] = {}
+    for name, values in per_question.items():
+        if not isinstance(name, str):
+            raise TypeError(f"per_question keys must be strategy ids (str), not {type(name).__name__}")
+        checked[name] = _check_values(f"per_question[{name!r}]", values)
+    lengths = {name: len(v) for name, v in checked.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"per_question's strategies have different numbers of questions ({lengths}): "
+                         "score every strategy on the same questions, in the same order")
+    return checked
+
+
+def _check_settings(resamples: Any, seed: Any, level: Any = LEVEL, threshold: Any = THRESHOLD) -> None:
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
+        raise TypeError(f"resamples must be an int, not {type(resamples).__name__}")
+    if resamples < 1:
+        raise ValueError(f"resamples={resamples}: draw at least one resample (10,000 is the default)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int (the same seed gives the same intervals), not {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed={seed}: use a seed >= 0")
+    for name, value, upper in (("level", level, "< 1"), ("threshold", threshold, "<= 1")):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"{name} must be a number in (0, 1), not {type(value).__name__}")
+        if not (0 < value < 1 or (name == "threshold" and value == 1)):
+            raise ValueError(f"{name}={value}: use 0 < {name} {upper} (the default is "
+                             f"{LEVEL if name == 'level' else THRESHOLD})")
+
+
+# ---------------------------------------------------------------------------
+# The bootstrap
+# ---------------------------------------------------------------------------
+
+
+def _counts(n: int, resamples: int, seed: int) -> np.ndarray:
+    """How often each question is drawn in each resample, shape (resamples, n), as floats."""
+    index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    index += np.arange(resamples, dtype=index.dtype)[:, None] * n
+    return np.bincount(index.ravel(), minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+
+
+def _bounds(means: np.ndarray, level: float) -> np.ndarray:
+    """The percentile bounds of the middle `level` of resampled means (along axis 0)."""
+    tail = (100 - 100 * level) / 2
+    return np.percentile(means, [tail, 100 - tail], axis=0)
+
+
+def _interval(values: np.ndarray, counts: np.ndarray, level: float) -> Interval:
+    low, high = _bounds(counts @ values / len(values), level)
+    return Interval(float(values.mean()), float(low), float(high))
+
+
+def paired_interval(a: Any, b: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                    level: float = LEVEL) -> Interval:
+    """The mean of `a - b` over questions and its paired bootstrap interval (95% by default).
+
+    `a` and `b` hold one strategy's per-question scores each, for the same questions in the same order.
+    """
+    a, b = _check_pair(a, b)
+    _check_settings(resamples, seed, level)
+    return _interval(a - b, _counts(len(a), resamples, seed), level)
+
+
+def mean_interval(values: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                  level: float = LEVEL) -> Interval:
+    """One strategy's mean over questions and its bootstrap interval (95% by default)."""
+    values = _check_values("values", values)
+    _check_settings(resamples, seed, level)
+    return _interval(values, _counts(len(values), resamples, seed), level)
+
+
+def _resampled_means(matrix: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Resampled means of each row of `matrix` (strategies x questions): shape (resamples, strategies)."""
+    return counts @ matrix.T / matrix.shape[1]
+
+
+def _best_shares(means: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per strategy: share of resamples it is best in (ties shared), and share it is best in alone."""
+    top = means.max(axis=1, keepdims=True)
+    tied = means >= top - TIE_TOLERANCE * scale
+    winners = tied.sum(axis=1, keepdims=True)
+    return (tied / winners).mean(axis=0), (tied & (winners == 1)).mean(axis=0)
+
+
+def _scale(matrix: np.ndarray) -> float:
+    return max(1.0, float(np.abs(matrix).max()))
+
+
+def probability_best(per_question: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES,
+                     seed: int = 0) -> dict[str, float]:
+    """Each strategy's share of resamples in which its mean is the highest; a tie shares the win equally."""
+    checked = _check_per_question(per_question)
+    _check_settings(resamples, seed)
+    matrix = np.stack(list(checked.values()))
+    shared, _ = _best_shares(_resampled_means(matrix, _counts(matrix.shape[1], resamples, seed)), _scale(matrix))
+    return {name: float(p) for name, p in zip(checked, shared)}
+
+
+def questions_needed(a: Any, b: Any) -> int | None:
+    """Questions that would separate two strategies: n = ceil((1.96 s / d)^2), at least 1.
+
+    d and s are the mean and the (sample) standard deviation of the per-question difference `a - b`.
+    None when d == 0 (nothing to separate) or when n > 10,000 (no realistic number).
+    """
+    a, b = _check_pair(a, b)
+    diff = a - b
+    d, s = abs(float(diff.mean())), float(diff.std(ddof=1))
+    if d == 0:
+        return None
+    n = math.ceil((Z_95 * s / d) ** 2)
+    return max(n, 1) if n <= MAX_QUESTIONS else None
+
+
+# ---------------------------------------------------------------------------
+# The verdict
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision over strategies scored on the same questions.
+
+    `winner` is the leader (highest mean) when it is best, alone, in at least `threshold` of the resamples
+    and the interval of its difference to every other strategy lies above zero; otherwise None.
+    `in_play` are the leader and every strategy whose interval against it includes zero; `ruled_out` those
+    whose interval lies entirely below zero. `differences[s]` is the interval of s - leader, `intervals[s]`
+    the interval of s's own mean, `p_best[s]` its share of resamples as best (ties shared) and
+    `p_best_alone[s]` its share as the only best (the one the threshold applies to).
+    """
+
+    metric: str
+    winner: str | None
+    leader: str
+    runner_up: str
+    in_play: tuple[str, ...]
+    ruled_out: tuple[str, ...]
+    questions_needed: int | None
+    cheapest_in_play: str
+    questions: int
+    intervals: Mapping[str, Interval]
+    differences: Mapping[str, Interval]
+    p_best: Mapping[str, float]
+    p_best_alone: Mapping[str, float]
+    resamples: int
+    level: float
+    threshold: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON `verdict` object: metric, winner, in_play, ruled_out, questions_needed, cheapest_in_play."""
+        return {"metric": self.metric, "winner": self.winner, "in_play": list(self.in_play),
+                "ruled_out": list(self.ruled_out), "questions_needed": self.questions_needed,
+                "cheapest_in_play": self.cheapest_in_play}
+
+    def text(self) -> str:
+        """The verdict as one paragraph for people."""
+        pct = f"{100 * self.level:g}%"
+        lead = self.leader
+        where = f"on {self.metric} over {self.questions} questions"
+        closest = self.differences[self.runner_up]
+        against = f"{self.runner_up}: {_signed(closest.mean)}, {pct} interval [{_signed(closest.low)}, " \
+                  f"{_signed(closest.high)}]"
+        if self.winner is not None:
+            sentences = [f"{lead} wins {where}: best in {self.p_best_alone[lead]:.0%} of {self.resamples:,} "
+                         f"resamples, and its {pct} interval against every other strategy lies above zero "
+                         f"(closest, {against})."]
+        else:
+            others = [s for s in self.in_play if s != lead]
+            sentences = [f"no decision yet {where}: {lead} leads, best alone in {self.p_best_alone[lead]:.0%} "
+                         f"of {self.resamples:,} resamples ({self.threshold:.0%} needed)."]
+            if others:
+                sentences.append("Still in play (interval against the leader includes zero): "
+                                 + "; ".join(f"{s} {_signed(self.differences[s].mean)} "
+                                             f"[{_signed(self.differences[s].low)}, "
+                                             f"{_signed(self.differences[s].high)}]" for s in others) + ".")
+            else:
+                sentences.append(f"Every other strategy is ruled out, but the rule needs both conditions "
+                                 f"(closest, {against}).")
+            if self.questions_needed is None:
+                sentences.append(f"No realistic number of questions would separate {lead} from "
+                                 f"{self.runner_up}.")
+            else:
+                sentences.append(f"About {self.questions_needed:,} questions would separate {lead} from "
+                                 f"{self.runner_up}.")
+        if self.ruled_out and self.winner is None:
+            sentences.append("Ruled out (interval entirely below zero): " + ", ".join(self.ruled_out) + ".")
+        sentences.append(f"Cheapest in play: {self.cheapest_in_play}.")
+        return " ".join(sentences)
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.3f}"
+
+
+def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:
+    if not isinstance(costs, Mapping):
+        raise TypeError(f"costs must be a mapping of strategy -> cost (a number, or a tuple compared in order), "
+                        f"not {type(costs).__name__}")
+    missing, extra = sorted(set(names) - set(costs)), sorted(set(costs) - set(names))
+    if missing or extra:
+        raise ValueError(f"costs must name exactly the strategies of per_question; missing {missing}, "
+                         f"unknown {extra}")
+    checked = {}
+    for name in names:
+        cost = costs[name]
+        parts = tuple(cost) if isinstance(cost, (tuple, list)) else (cost,)
+        if not parts or any(isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating))
+                            or not math.isfinite(p) for p in parts):
+            raise TypeError(f"costs[{name!r}] = {cost!r}: use a finite number (e.g. returned tokens per "
+                            "question) or a tuple of them (e.g. (index bytes, seconds))")
+        checked[name] = tuple(float(p) for p in parts)
+    return checked
+
+
+def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric: str = "recall_at_k",
+            resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = LEVEL,
+            threshold: float = THRESHOLD) -> Verdict:
+    """Name a winner among strategies scored on the same questions, or say why there is none yet.
+
+    `per_question` maps each strategy id to its per-question values of `metric` (higher is better); `costs`
+    maps each to its cost (lower is cheaper; a tuple is compared in order), which picks `cheapest_in_play`.
+    Ties of mean and cost keep the order of `per_question`.
+    """
+    checked = _check_per_question(per_question)
+    if not isinstance(metric, str) or not metric:
+        raise TypeError(f"metric must be a metric name (str), not {metric!r}")
+    _check_settings(resamples, seed, level, threshold)
+    cost = _check_costs(costs, list(checked))
+    names = list(checked)
+    matrix = np.stack(list(checked.values()))
+    n = matrix.shape[1]
+    counts = _counts(n, resamples, seed)
+    means = _resampled_means(matrix, counts)
+    scale = _scale(matrix)
+    shared, alone = _best_shares(means, scale)
+    full = matrix.mean(axis=1)
+    # highest mean first, then most resamples won, then input order (rounded: equal sums added in another order)
+    order = sorted(range(len(names)), key=lambda i: (-round(full[i] / scale, 12), -round(shared[i], 12), i))
+    lead, runner = order[0], order[1]
+    bounds = _bounds(_resampled_means(matrix - matrix[lead], counts), level)
+    differences = {names[i]: Interval(float(full[i] - full[lead]) if i != lead else 0.0,
+                                      float(bounds[0, i]), float(bounds[1, i])) for i in range(len(names))}
+    own = _bounds(means, level)
+    intervals = {name: Interval(float(full[i]), float(own[0, i]), float(own[1, i])) for i, name in enumerate(names)}
+    ruled_out = tuple(names[i] for i in order[1:] if differences[names[i]].high < 0)
+    in_play = tuple(names[i] for i in order if names[i] not in ruled_out)
+    winner = names[lead] if alone[lead] >= threshold and len(ruled_out) == len(names) - 1 else None
+    return Verdict(
+        metric=metric, winner=winner, leader=names[lead], runner_up=names[runner], in_play=in_play,
+        ruled_out=ruled_out, questions_needed=questions_needed(matrix[lead], matrix[runner]),
+        cheapest_in_play=min(in_play, key=lambda s: cost[s]), questions=n, intervals=intervals,
+        differences={s: differences[s] for s in names if s != names[lead]},
+        p_best={s: float(p) for s, p in zip(names, shared)}, p_best_alone={s: float(p) for s, p in zip(names, alone)},
+        resamples=int(resamples), level=float(level), threshold=float(threshold))
+
+
+# ---------------------------------------------------------------------------
+# Calibration
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """The verdict on `subsets` random subsets of `questions` questions: how often it named a winner,
+    how often the whole set contradicts that winner, and how often it named none."""
+
+    questions: int
+    subsets: int
+    named: int
+    contradicted: int
+    no_winner: int
+
+    @property
+    def contradicted_share(self) -> float | None:
+        """Share of named winners that the whole set contradicts (None when none was named)."""
+        return self.contradicted / self.named if self.named else None
+
+    @property
+    def no_winner_share(self) -> float:
+        return self.no_winner / self.subsets
+
+
+def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] = (30, 60, 120),
+                      subsets: int = 200, seed: int = 0, truth: Mapping[str, Any] | None = None,
+                      resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
+                      threshold: float = THRESHOLD) -> list[CalibrationRow]:
+    """The verdict on random subsets of the questions, checked against the whole set.
+
+    For each size, `subsets` subsets are drawn without replacement (`numpy.random.default_rng(seed)`) and
+    the verdict (with `resamples`, seed 0, `level`, `threshold`) computed on each. A named winner is
+    contradicted when on `truth` (by default `per_question` itself, all questions) some other strategy's
+    95% paired interval against it lies entirely above zero.
+    """
+    checked = _check_per_question(per_question)
+    reference = checked if truth is None else _check_per_question(truth)
+    if set(reference) != set(checked):
+        raise ValueError(f"truth must score the same strategies as per_question; got {sorted(reference)} "
+                         f"and {sorted(checked)}")
+    total = len(next(iter(checked.values())))
+    if isinstance(subsets, bool) or not isinstance(subsets, int) or subsets < 1:
+        raise ValueError(f"subsets={subsets!r}: draw at least one subset per size (an int >= 1)")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= total:
+            raise ValueError(f"sizes holds {size!r}: each size must be an int from 2 to the {total} questions")
+    _check_settings(resamples, seed, level, threshold)
+    counts = _counts(len(next(iter(reference.values()))), DEFAULT_RESAMPLES, 0)
+    contradicted_cache: dict[str, bool] = {}
+
+    def contradicted(name: str) -> bool:
+        if name not in contradicted_cache:
+            contradicted_cache[name] = any(
+                _interval(values - reference[name], counts, LEVEL).low > 0
+                for other, values in reference.items() if other != name)
+        return contradicted_cache[name]
+
+    rng = np.random.default_rng(seed)
+    zero_costs = dict.fromkeys(checked, 0.0)
+    rows = []
+    for size in sizes:
+        named = wrong = 0
+        for _ in range(subsets):
+            chosen = rng.choice(total, size=size, replace=False)
+            result = verdict({s: v[chosen] for s, v in checked.items()}, costs=zero_costs, resamples=resamples,
+                             level=level, threshold=threshold)
+            if result.winner is not None:
+                named += 1
+                wrong += contradicted(result.winner)
+        rows.append(CalibrationRow(questions=size, subsets=subsets, named=named, contradicted=wrong,
+                                   no_winner=subsets - named))
+    return rows
