@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
     "VectorCache",
+    "cache_write_problem",
     "embed_texts",
     "text_key",
 ]
@@ -225,19 +227,76 @@ def text_key(*parts: str) -> str:
 class VectorCache:
     """Vectors keyed by model and text hash: on disk in `folder/<model hash>/*.npz`, one file per write.
 
-    Each file is written under a temporary name and renamed, so an interrupted run leaves
-    whole files only. `folder=None` keeps vectors in memory for this run only.
+    `folder=None` keeps vectors in memory for this run only. What the cache guarantees:
+    - a file is written under a hidden temporary name, flushed to disk (`fsync`) and renamed, and the
+      temporary file is removed if the write fails or is interrupted; only whole, visible files are read;
+    - a file that cannot be read, or whose vectors are not finite unit rows of the expected dimension,
+      is moved into `damaged/` beside it with one warning naming it, and never read again: the run goes
+      on and embeds what that file held;
+    - `put` writes a file every `flush_every` new vectors, so an interrupted run keeps most of its work;
+    - a write that fails (a full disk, a read-only folder) gives one warning and turns writing off for
+      this run: the vectors stay in memory and the run's results are unchanged.
+    Warnings go to `on_warning` (default `warnings.warn`) and are kept in `self.warnings`.
     """
 
-    def __init__(self, folder: str | Path | None, model_name: str):
+    def __init__(self, folder: str | Path | None, model_name: str, *, dim: int | None = None,
+                 flush_every: int = 512, on_warning: Callable[[str], Any] | None = None):
+        if isinstance(flush_every, bool) or not isinstance(flush_every, int) or flush_every < 1:
+            raise ValueError(f"flush_every={flush_every!r}: write a file every N new vectors, e.g. 512")
         self.folder = None if folder is None else Path(folder) / hashlib.sha256(model_name.encode()).hexdigest()[:20]
+        self.dim = dim
+        self.flush_every = flush_every
+        self.on_warning = on_warning
+        self.warnings: list[str] = []
         self.vectors: dict[str, np.ndarray] = {}
         self.new: dict[str, np.ndarray] = {}
+        self.writable = self.folder is not None
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.glob("*.npz")):
-                with np.load(path) as stored:
-                    self.vectors.update(zip(stored["keys"].tolist(), stored["vectors"]))
+                if not path.name.startswith("."):  # hidden names are other writers' temporary files
+                    self._load(path)
         self.loaded = len(self.vectors)
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.on_warning is None:
+            import warnings
+
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+        else:
+            self.on_warning(message)
+
+    def _load(self, path: Path) -> None:
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                keys, vectors = stored["keys"], stored["vectors"]
+            problem = self._problem(keys, vectors)
+        except Exception as error:  # a torn, truncated or foreign file: any reader error means "unreadable"
+            problem = f"unreadable: {type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
+        if problem is None:
+            self.dim = vectors.shape[1]
+            self.vectors.update(zip(keys.tolist(), vectors.astype(np.float32)))
+            return
+        aside = path.parent / "damaged" / path.name
+        try:
+            aside.parent.mkdir(exist_ok=True)
+            os.replace(path, aside)
+            where = f"moved to {aside}"
+        except OSError:
+            where = "left in place (the folder is read-only) and skipped"
+        self._warn(f"cache file {path} {problem}; {where}; its vectors will be embedded again")
+
+    def _problem(self, keys: np.ndarray, vectors: np.ndarray) -> str | None:
+        """Why a loaded (keys, vectors) pair cannot be trusted, or None."""
+        if keys.ndim != 1 or keys.dtype.kind != "U" or vectors.ndim != 2 or len(keys) != len(vectors):
+            return f"is not a cache file (keys {keys.shape} {keys.dtype}, vectors {vectors.shape})"
+        if self.dim is not None and vectors.shape[1] != self.dim:
+            return f"holds {vectors.shape[1]}-dimensional vectors, not {self.dim}"
+        if vectors.dtype.kind != "f" or not np.isfinite(vectors).all():
+            return "holds vectors that are not finite numbers"
+        if len(vectors) and np.abs(np.linalg.norm(vectors, axis=1) - 1).max() > 1e-3:
+            return "holds vectors that are not of unit length"
+        return None
 
     def __contains__(self, key: str) -> bool:
         return key in self.vectors
@@ -248,14 +307,56 @@ class VectorCache:
     def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         for key, vector in zip(keys, vectors):
             self.vectors[key] = self.new[key] = np.asarray(vector, dtype=np.float32)
+        if len(self.new) >= self.flush_every:
+            self.flush()
 
     def flush(self) -> None:
-        """Write the vectors added since the last flush as one new file."""
-        if self.folder is None or not self.new:
+        """Write the vectors added since the last flush as one new file (see the class docstring)."""
+        if not self.writable or not self.new:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(list(self.folder.glob('*.npz')))}"
+        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{os.urandom(4).hex()}"  # unique across writers
         tmp = self.folder / f".{name}.tmp.npz"
-        np.savez(tmp, keys=np.array(list(self.new), dtype="U64"), vectors=np.stack(list(self.new.values())))
-        os.replace(tmp, self.folder / f"{name}.npz")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(tmp, "wb") as handle:
+                    np.savez(handle, keys=np.array(list(self.new), dtype="U64"),
+                             vectors=np.stack(list(self.new.values())))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, self.folder / f"{name}.npz")
+                _fsync_folder(self.folder)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as error:
+            self.writable = False
+            self._warn(f"cannot write the vector cache in {self.folder} ({error.strerror or error}); "
+                       "going on without saving vectors (pass another --cache folder, or --no-cache)")
+            return
         self.new = {}
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename inside `folder` durable (POSIX); a no-op where folders cannot be opened (Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a folder; the file itself was synced already
+        pass
+    finally:
+        os.close(fd)
+
+
+def cache_write_problem(folder: str | Path) -> str | None:
+    """Why vectors could not be saved under `folder` (checked before any model loads), or None."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
+            pass
+    except OSError as error:
+        return f"cannot write the vector cache in {folder} ({error.strerror or error})"
+    return None
