@@ -293,6 +293,7 @@ def test_headers_variant_embeds_the_heading_path_but_keeps_the_chunk_offsets(fol
 def test_the_cache_returns_every_vector_it_stored(tmp_path):
     keys = [chunk_eval._key("text", str(i)) for i in range(600)]  # many keys: some digests end in zero bytes
     vectors = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)  # the cache holds unit vectors only
     store = chunk_eval.VectorCache(tmp_path, "model")
     store.put(keys[:300], vectors[:300])
     store.flush()
