@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
+import tarfile
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -43,6 +46,29 @@ _CHROMA = (
     "d451fc4cf56e417b755994b4ca5212fd5057c0d2/"
 )
 _CHROMA_DATA = _CHROMA + "chunking_evaluation/evaluation_framework/general_evaluation_data/"
+# Debian packages by content (sha1), from the Debian snapshot archive, which keeps every version.
+_SNAPSHOT = "https://snapshot.debian.org/file/"
+_DEVREF_DEB = (_SNAPSHOT + "0c8460e1e9835ffffc4829b24375f270b03091e6",  # developers-reference_12.18_all.deb
+               "0dba82f6fa16e373f2a84ad07e7971aa9264ad2e7d2ae46b37edbc9c5fd57e2e")
+_HANDBOOK_DEB = (_SNAPSHOT + "5ee1e8936b0f0220b2e6074fc8bb8efc6515e318",  # debian-handbook_11.20220922_all.deb
+                 "3d5dbeac1f1afc9c094eab9d0f701f6ecff99c4927d5a4794cf6c85678134faa")
+_HANDBOOK_HTML = "usr/share/doc/debian-handbook/html/"
+_HANDBOOK_FILES = {
+    "en-US/apt.html": "009abb91ab3829abfe5ce030745bb283cfa911b8c26b2379b5e2c2d480e31c8d",
+    "en-US/basic-configuration.html": "57d85c30ee07c65943876829708d09dfcdb55f1734fa2736d5ea6f263063a07e",
+    "en-US/sect.apt-get.html": "4bd6f555bcd785c7c02cf1da2f200af21ad8f8b2f2ef136b70a5dd20d61aa3ce",
+    "en-US/sect.http-web-server.html": "3cce01aea8e9c10733998f2f40e393a3d2d10df3e4448390da7b78c9bca2d0c1",
+    "en-US/sect.manipulating-packages-with-dpkg.html":
+        "de24e111d8ba0f6ac551d93fe04ccb0d4e077663aaba37e34fabe76a10f358c3",
+    "en-US/sect.network-config.html": "967119d18f4cd7c3b03fbe1daaad12c1d7351ce37f39e66b37c5bab9e34a0721",
+    "es-ES/apt.html": "78890db977e7d1adca758572f07549e48db921b0e74fed9478fda53c931609d4",
+    "es-ES/basic-configuration.html": "27842f35840e89ade91e950ec64640b8e476ca7933f150d8a07fcbc389b22a68",
+    "es-ES/sect.apt-get.html": "a210e935cd6f7053a4995c180aa846e690dd040b709090662699e0d3f7af3b9d",
+    "es-ES/sect.http-web-server.html": "4d95d9432687c659dfb1291e71e37115640261cc8102c795d5f6146d3f69d867",
+    "es-ES/sect.manipulating-packages-with-dpkg.html":
+        "58552476b35d2476025baeab1c87c3fe22a7a6eeb6d84ed05a06186d47ae611b",
+    "es-ES/sect.network-config.html": "db1e56e2e6690aaafd6c4960fbaa8f2771e35edeed97977e048189664f21953a",
+}
 _FLORES = (
     "https://raw.githubusercontent.com/AleksandarPetrov/tokenization-fairness/"
     "365c3f85bdb302fdcf6d389f5f1651e4ef041741/flores200_dataset/"
@@ -51,10 +77,16 @@ _FLORES = (
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """One file of a dataset: where it lives upstream and its sha256."""
+    """One file of a dataset: where it lives upstream and its sha256.
+
+    With `member`, `url` is a Debian package (`.deb`) whose sha256 is `archive_sha256`, and the file is
+    the package's member at that path (`sha256` is the member's).
+    """
 
     url: str
     sha256: str
+    member: str | None = None
+    archive_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +155,29 @@ REGISTRY: dict[str, Dataset] = {
             ),
         },
     ),
+    "debian_docs": Dataset(
+        name="debian_docs",
+        license="developers-reference: GPL-2; debian-handbook: GPL-2+ or CC-BY-SA 3.0 (each package's copyright)",
+        citation="Debian packages developers-reference 12.18 and debian-handbook 11.20220922 (Debian bookworm)",
+        files={
+            "developers-reference.pdf": RemoteFile(
+                _DEVREF_DEB[0], "88e5ac4d15444fd3adb821dc863bd91b820e99a27e65728e74975ab1752652f5",
+                "usr/share/developers-reference/developers-reference.pdf", _DEVREF_DEB[1],
+            ),
+            "developers-reference.copyright": RemoteFile(
+                _DEVREF_DEB[0], "9094b3182168fd4b58bb21b1aea839d87bd1bc27d2dd05e5abcf2fb8deb271fb",
+                "usr/share/doc/developers-reference/copyright", _DEVREF_DEB[1],
+            ),
+            "handbook/copyright": RemoteFile(
+                _HANDBOOK_DEB[0], "2787674e2c7d3f9276e29457c842875d0e1baf82865ab69143da811fdd177a5b",
+                "usr/share/doc/debian-handbook/copyright", _HANDBOOK_DEB[1],
+            ),
+            **{
+                f"handbook/{name}": RemoteFile(_HANDBOOK_DEB[0], sha256, _HANDBOOK_HTML + name, _HANDBOOK_DEB[1])
+                for name, sha256 in _HANDBOOK_FILES.items()
+            },
+        },
+    ),
 }
 
 CHROMA_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
@@ -158,6 +213,37 @@ def _download(url: str, target: Path) -> None:
     partial.replace(target)
 
 
+def _deb_member(deb: Path, member: str) -> bytes:
+    """The bytes of `member` (a path such as `usr/share/...`) inside the Debian package `deb`."""
+    with deb.open("rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise ValueError(f"{deb} is not a Debian package (no ar header)")
+        while header := handle.read(60):
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            if name.startswith("data.tar"):
+                with tarfile.open(fileobj=io.BytesIO(handle.read(size))) as tar:
+                    for wanted in (member, "./" + member):
+                        try:
+                            return tar.extractfile(wanted).read()
+                        except (KeyError, AttributeError):
+                            continue
+                raise ValueError(f"{deb} has no member {member}")
+            handle.seek(size + size % 2, os.SEEK_CUR)
+    raise ValueError(f"{deb} has no data.tar member")
+
+
+def _download_member(remote: RemoteFile, target: Path) -> None:
+    """Download the package `remote.url`, check its sha256, and write its member to `target`."""
+    with tempfile.TemporaryDirectory() as folder:
+        deb = Path(folder) / "package.deb"
+        _download(remote.url, deb)
+        if _sha256(deb) != remote.archive_sha256:
+            raise ValueError(f"the package downloaded from {remote.url} does not have sha256 "
+                             f"{remote.archive_sha256}. Try again later or fetch it by hand.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_deb_member(deb, remote.member))
+
+
 def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
     """Return the verified local path of `file` from `dataset`, downloading it if missing.
 
@@ -177,7 +263,10 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
         reason = "downloads are turned off (download=False)"
         if download:
             try:
-                _download(remote.url, target)
+                if remote.member:
+                    _download_member(remote, target)
+                else:
+                    _download(remote.url, target)
             except (urllib.error.URLError, OSError) as exc:
                 reason = f"the download failed ({exc})"
             else:
@@ -189,7 +278,9 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
             raise DataNotFoundError(
                 f"{dataset}/{file} is not in the data cache and {reason}.\n"
                 f"On a machine with internet, download\n    {remote.url}\n"
-                f"and save it as\n    {target}\n"
+                + (f"(a Debian package, sha256 {remote.archive_sha256}), take its member {remote.member}\n"
+                   if remote.member else "")
+                + f"and save it as\n    {target}\n"
                 f"(sha256 {remote.sha256}), or set COURSE_DATA_DIR to a folder that holds "
                 f"{dataset}/{file}."
             )

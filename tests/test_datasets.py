@@ -81,3 +81,51 @@ def test_bad_names_are_explained():
         load_chroma_corpus("news")
     with pytest.raises(ValueError, match="language='fra'"):
         load_flores("fra")
+
+
+def test_debian_docs_files_are_the_folder_and_verify():
+    paths = datasets.fetch_all("debian_docs", download=False)
+    folder = datasets.data_dir() / "debian_docs"
+    on_disk = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    assert set(paths) == on_disk
+    assert all(remote.member and remote.archive_sha256 for remote in datasets.REGISTRY["debian_docs"].files.values())
+
+
+def _toy_deb(path, members: dict[str, bytes]) -> bytes:
+    """A minimal Debian package: an ar archive holding debian-binary and data.tar.xz."""
+    import io
+    import tarfile
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+        for name, content in members.items():
+            info = tarfile.TarInfo("./" + name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    blob = b"!<arch>\n"
+    for name, content in (("debian-binary", b"2.0\n"), ("data.tar.xz", data.getvalue())):
+        blob += f"{name:<16}{0:<12}{0:<6}{0:<6}{'100644':<8}{len(content):<10}`\n".encode() + content
+        blob += b"\n" * (len(content) % 2)
+    path.write_bytes(blob)
+    return blob
+
+
+def test_archive_member_is_downloaded_checked_and_extracted(tmp_path, monkeypatch):
+    deb = tmp_path / "toy_1.0_all.deb"
+    blob = _toy_deb(deb, {"usr/share/doc/toy/odd.txt": b"odd length", "usr/share/doc/toy/a.txt": b"member"})
+    digest = hashlib.sha256(blob).hexdigest()
+    member_sha = hashlib.sha256(b"member").hexdigest()
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(datasets.REGISTRY, "toydeb", Dataset("toydeb", {
+        "a.txt": RemoteFile(deb.as_uri(), member_sha, "usr/share/doc/toy/a.txt", digest),
+        "wrong-package.txt": RemoteFile(deb.as_uri(), member_sha, "usr/share/doc/toy/a.txt", "0" * 64),
+        "no-member.txt": RemoteFile(deb.as_uri(), member_sha, "usr/share/doc/toy/nope.txt", digest),
+    }, "CC0", "test"))
+    assert fetch("toydeb", "a.txt").read_bytes() == b"member"
+    with pytest.raises(ValueError, match=r"package downloaded from .* does not have sha256"):
+        fetch("toydeb", "wrong-package.txt")
+    with pytest.raises(ValueError, match=r"has no member usr/share/doc/toy/nope.txt"):
+        fetch("toydeb", "no-member.txt")
+    assert not (tmp_path / "cache" / "toydeb" / "wrong-package.txt").exists()
+    with pytest.raises(DataNotFoundError, match=r"take its member usr/share/doc/toy/nope.txt"):
+        fetch("toydeb", "no-member.txt", download=False)
