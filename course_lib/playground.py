@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import html
 import statistics
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 import ipywidgets as widgets
 
 from course_lib.chunking import Chunk
+from course_lib.chunking.registry import SENTENCE_LIMITS, TOKEN_LIMITS
 from course_lib.display import chunks_to_html
 from course_lib.strategies import STRATEGIES, chunk_with, parse_strategy
 from course_lib.tokens import count_tokens
@@ -33,9 +35,7 @@ __all__ = [
 MINILM = "all-MiniLM-L6-v2"
 TOKENIZERS = ("cl100k_base", "o200k_base", MINILM, "chars")  # what the summary counts chunk sizes in
 MINILM_WINDOW = 256  # the course's model embeds at most this many of its tokens (notebook 01)
-# control limits: sizes in the strategy's unit (cl100k tokens, or sentences for "sentence")
-TOKEN_LIMITS = {"size": (1, 1000), "overlap": (0, 500)}
-SENTENCE_LIMITS = {"size": (1, 50), "overlap": (0, 49)}
+# control limits: each strategy's own, from the registry (TOKEN_LIMITS, or SENTENCE_LIMITS for "sentence")
 VIEW_HEIGHT = "32em"  # the chunks scroll inside this height; the controls above stay in view
 ERROR_STYLE = "color:#a00000;border:1px solid #a00000;padding:8px;font-family:monospace;white-space:pre-wrap"
 STATIC_NOTE = ("<p><em>Chunk playground, as it starts. Its controls need a running kernel: run this cell in "
@@ -145,7 +145,8 @@ def playground(text: str, strategy: str = "recursive", size: int = 100, overlap:
 
     The strategies are the registry's (`offered_strategies()`); size and overlap are in each
     strategy's unit, and each has a slider and a number box (type a value and press Enter; the
-    arrows step by one) spanning `TOKEN_LIMITS` (`SENTENCE_LIMITS` for sentences). A starting
+    arrows step by one) spanning the strategy's registered `limits` (`TOKEN_LIMITS`, or
+    `SENTENCE_LIMITS` for sentences). A starting
     value outside them is an error. `tokenizer` only changes how the summary counts the chunks.
     Each change re-renders the view with `render`; the chunks scroll inside the view, so the
     controls stay in sight.
@@ -158,8 +159,8 @@ def playground(text: str, strategy: str = "recursive", size: int = 100, overlap:
         raise ValueError(f"strategy={strategy!r} is unknown; use one of {list(offered)}")
     _tokenizer(tokenizer)  # raises ValueError for a name the menu does not offer
 
-    def limits_of(strategy_name: str) -> dict[str, tuple[int, int]]:
-        return SENTENCE_LIMITS if STRATEGIES[strategy_name].unit == "sentences" else TOKEN_LIMITS
+    def limits_of(strategy_name: str) -> Mapping[str, tuple[int, int]]:
+        return STRATEGIES[strategy_name].limits
 
     for name, value in (("size", size), ("overlap", overlap)):
         low, high = limits_of(strategy)[name]

@@ -1,9 +1,10 @@
-"""One registry of chunking strategies, named by short ids such as `recursive:256:32`.
+"""Chunking strategies named by short ids such as `recursive:256:32`.
 
 An id is `name:size[:overlap][?key=value&...]`, optionally behind an embedding variant:
 
-- `name` is a registered strategy (`fixed`, `recursive`, `sentence`, `markdown`, and
-  `semantic` once `course_lib.chunking.semantic` is available);
+- `name` is a registered strategy (`fixed`, `recursive`, `sentence`, `markdown`,
+  `semantic`: each chunker file of `course_lib.chunking` registers itself in
+  `course_lib.chunking.registry`, whose `STRATEGIES` and `register_strategy` this module re-exports);
 - `size` and `overlap` are in the strategy's own unit: cl100k_base tokens for the token
   chunkers, sentences for `sentence` (`sentence:5:1` = five sentences, one repeated);
   an overlap of 0 is left out of the canonical id;
@@ -11,33 +12,31 @@ An id is `name:size[:overlap][?key=value&...]`, optionally behind an embedding v
 - an embedding variant is a prefix (`late:recursive:256`, `headers:markdown:256`): it
   changes how chunks are embedded, never the chunks themselves.
 
-`parse_strategy` turns an id into a `StrategySpec`, `chunk_with` chunks a text by it and
-`result_stem` names results files after it. The playground, the benchmarks and the tests
-use this one registry instead of their own dispatch. The vocabulary is described in
-CONTRIBUTING.md ("Shared vocabulary").
+This module holds the id grammar and the dispatch only: `parse_strategy` turns an id into a
+`StrategySpec`, `chunk_with` chunks a text by it and `result_stem` names results files after it.
+The playground, chunk-eval, the benchmarks and the tests use this one dispatch instead of their
+own. The vocabulary is described in CONTRIBUTING.md ("Shared vocabulary").
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
-from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_lib.chunking import (
-    SEPARATORS,
-    Chunk,
-    fixed_size_chunks,
-    markdown_chunks,
-    recursive_chunks,
-    sentence_chunks,
+from course_lib.chunking import Chunk
+from course_lib.chunking.registry import (  # re-exported: the registry lives at the bottom of chunking/
+    EMBEDDING_VARIANTS,
+    STRATEGIES,
+    TOKENIZER,
+    StrategyInfo,
+    register_strategy,
 )
 
 __all__ = [
     "EMBEDDING_VARIANTS",
     "STRATEGIES",
+    "TOKENIZER",
     "StrategyInfo",
     "StrategySpec",
     "chunk_with",
@@ -46,93 +45,7 @@ __all__ = [
     "result_stem",
 ]
 
-EMBEDDING_VARIANTS: tuple[str, ...] = ("late", "headers")
-TOKENIZER = "cl100k_base"  # the unit of every token-sized strategy
-
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 _OPTION = re.compile(r"[A-Za-z0-9_.\-]+")
-_OPTIONAL_MODULES = ("course_lib.chunking.semantic",)  # register themselves when imported
-
-
-@dataclass(frozen=True)
-class StrategyInfo:
-    """What the registry knows about one strategy.
-
-    `chunker(text, size, overlap, **options)` returns `Chunk`s; a strategy with
-    `needs_model` is also given `model=` (possibly None: it then loads or asks for one).
-    `options` maps each accepted option to a function that converts its text value
-    (None: any option is passed through as text).
-    """
-
-    name: str
-    chunker: Callable[..., list[Chunk]]
-    unit: str
-    description: str
-    needs_model: bool = False
-    options: Mapping[str, Callable[[str], Any]] | None = None
-
-
-class _Registry(Mapping):
-    """A read-only view of the registered strategies; reading it first loads the optional ones."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, StrategyInfo] = {}
-        self._state = "unloaded"
-
-    def _load(self) -> None:
-        if self._state != "unloaded":
-            return
-        self._state = "loading"  # the modules call register_strategy while they import
-        try:
-            for module in _OPTIONAL_MODULES:
-                if importlib.util.find_spec(module) is not None:
-                    importlib.import_module(module)
-        except BaseException:
-            self._state = "unloaded"  # a broken optional module fails every time, not once
-            raise
-        self._state = "loaded"
-
-    def __getitem__(self, name: str) -> StrategyInfo:
-        self._load()
-        return self._entries[name]
-
-    def __iter__(self) -> Iterator[str]:
-        self._load()
-        return iter(sorted(self._entries))
-
-    def __len__(self) -> int:
-        self._load()
-        return len(self._entries)
-
-    def __repr__(self) -> str:
-        return f"STRATEGIES({', '.join(self)})"
-
-
-STRATEGIES: Mapping[str, StrategyInfo] = _Registry()
-
-
-def register_strategy(
-    name: str,
-    chunker: Callable[..., list[Chunk]],
-    *,
-    unit: str,
-    description: str,
-    needs_model: bool = False,
-    options: Mapping[str, Callable[[str], Any]] | None = None,
-) -> None:
-    """Add (or replace) the strategy `name`: `chunker(text, size, overlap, **options)`.
-
-    `unit` says what `size` counts ("cl100k tokens", "sentences"); `options` lists the
-    accepted `?key=value` options with a converter for each value.
-    """
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(f"name={name!r}: use lower-case letters, digits and '_', starting with a letter")
-    if name in EMBEDDING_VARIANTS:
-        raise ValueError(f"name={name!r} is an embedding variant ({', '.join(EMBEDDING_VARIANTS)}); choose another")
-    if not callable(chunker):
-        raise TypeError(f"chunker must be callable, not {type(chunker).__name__}")
-    STRATEGIES._entries[name] = StrategyInfo(name, chunker, unit, description, needs_model,
-                                             None if options is None else dict(options))
 
 
 @dataclass(frozen=True)
@@ -243,44 +156,3 @@ def result_stem(spec: str | StrategySpec) -> str:
     if query:
         stem += "__" + query.replace("=", "-").replace("&", "__")
     return stem
-
-
-def _separators_preset(value: str) -> str:
-    if value not in SEPARATORS:
-        raise ValueError(f"use one of the presets {', '.join(sorted(SEPARATORS))}")
-    return value
-
-
-def _language(value: str) -> str:
-    from course_lib.chunking import ABBREVIATIONS
-
-    if value not in ABBREVIATIONS:
-        raise ValueError(f"use one of {', '.join(sorted(ABBREVIATIONS))}")
-    return value
-
-
-def _fixed(text: str, size: int, overlap: int) -> list[Chunk]:
-    return fixed_size_chunks(text, size, overlap, tokenizer=TOKENIZER)
-
-
-def _recursive(text: str, size: int, overlap: int, separators: str = "prose") -> list[Chunk]:
-    return recursive_chunks(text, size, overlap, separators=separators, tokenizer=TOKENIZER)
-
-
-def _sentence(text: str, size: int, overlap: int, language: str = "en") -> list[Chunk]:
-    return sentence_chunks(text, size, overlap, language=language, tokenizer=TOKENIZER)
-
-
-def _markdown(text: str, size: int, overlap: int) -> list[Chunk]:
-    return markdown_chunks(text, size, overlap, tokenizer=TOKENIZER)
-
-
-register_strategy("fixed", _fixed, unit="cl100k tokens", options={},
-                  description="windows of at most `size` tokens, cut at word starts (notebook 03)")
-register_strategy("recursive", _recursive, unit="cl100k tokens", options={"separators": _separators_preset},
-                  description="separators highest level first, recurse, merge (notebook 04); "
-                              "option separators=<preset>")
-register_strategy("sentence", _sentence, unit="sentences", options={"language": _language},
-                  description="groups of whole sentences (notebook 04); option language=en|es")
-register_strategy("markdown", _markdown, unit="cl100k tokens", options={},
-                  description="Markdown sections, never across a heading (notebook 07)")

@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from course_lib.chunking import SEPARATORS, fixed_size_chunks, markdown_chunks, recursive_chunks, sentence_chunks
+from course_lib.chunking import (
+    SEPARATORS,
+    fixed_size_chunks,
+    markdown_chunks,
+    recursive_chunks,
+    registry,
+    sentence_chunks,
+)
 from course_lib.strategies import (
     EMBEDDING_VARIANTS,
     STRATEGIES,
@@ -132,7 +139,29 @@ def test_register_a_strategy_and_pass_a_model():
         assert chunks and seen == {"model": "MODEL", "every": 2}
         assert "lines_test" in STRATEGIES
     finally:
-        STRATEGIES._entries.pop("lines_test")
+        registry._entries.pop("lines_test")
+
+
+def test_register_strategy_as_a_decorator_returns_the_function():
+    @register_strategy("decorated_test", unit="sentences", description="test only", limits=registry.SENTENCE_LIMITS)
+    def by_sentences(text, size, overlap):
+        return sentence_chunks(text, size, overlap)
+
+    try:
+        assert by_sentences("One. Two.", 1, 0)  # still the plain function
+        assert STRATEGIES["decorated_test"].chunker is by_sentences
+        assert STRATEGIES["decorated_test"].limits == registry.SENTENCE_LIMITS
+        assert list(STRATEGIES) == sorted(STRATEGIES), "names stay in alphabetical order"
+        assert chunk_with("decorated_test:1", "One. Two.") == sentence_chunks("One. Two.", 1, 0)
+    finally:
+        registry._entries.pop("decorated_test")
+
+
+def test_register_rejects_bad_limits():
+    with pytest.raises(ValueError, match="limits"):
+        register_strategy("bad_limits", fixed_size_chunks, unit="cl100k tokens", description="x",
+                          limits={"size": (5, 1)})
+    assert "bad_limits" not in STRATEGIES
 
 
 @pytest.mark.parametrize(("name", "error"), [("Bad Name", ValueError), ("late", ValueError)])

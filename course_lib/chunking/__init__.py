@@ -11,13 +11,16 @@ tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that c
 
 One file per idea, in the order the course teaches them:
 `fixed` (notebook 03), `recursive` (notebook 04), `sentences` (notebook 04),
-`markdown` (notebook 07); `_measure` is the shared span-counting engine.
+`markdown` (notebook 07), `semantic` (notebook 09); `_measure` is the shared span-counting
+engine and `registry` the table of strategies that each chunker file joins at its end.
+Importing this package imports every chunker file, so the registry is complete.
 """
 
-from course_lib.spans import Chunk, Span, as_spans
 from course_lib.chunking.fixed import fixed_size_chunks
 from course_lib.chunking.markdown import markdown_chunks, markdown_sections
 from course_lib.chunking.recursive import SEPARATORS, recursive_chunks
+from course_lib.chunking.registry import STRATEGIES, register_strategy
+from course_lib.chunking.semantic import semantic_chunks
 from course_lib.chunking.sentences import (
     ABBREVIATIONS,
     SENTENCE_END,
@@ -25,12 +28,14 @@ from course_lib.chunking.sentences import (
     sentence_end_pattern,
     split_sentences,
 )
+from course_lib.spans import Chunk, Span, as_spans
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = [
     "ABBREVIATIONS",
     "SENTENCE_END",
     "SEPARATORS",
+    "STRATEGIES",
     "Chunk",
     "Span",
     "as_spans",
@@ -38,18 +43,10 @@ __all__ = [
     "markdown_chunks",
     "markdown_sections",
     "recursive_chunks",
+    "register_strategy",
     "resolve_tokenizer",
+    "semantic_chunks",
     "sentence_chunks",
     "sentence_end_pattern",
     "split_sentences",
 ]
-
-
-def __getattr__(name: str):
-    # semantic_chunks lives in course_lib.chunking.semantic, imported on first use: it registers itself
-    # with course_lib.strategies, which imports this package (an import here would be circular)
-    if name == "semantic_chunks":
-        from course_lib.chunking.semantic import semantic_chunks
-
-        return semantic_chunks
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

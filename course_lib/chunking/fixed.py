@@ -17,6 +17,7 @@ from course_lib.chunking._measure import (
     _too_big_error,
     _validate,
 )
+from course_lib.chunking.registry import TOKENIZER, register_strategy
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["fixed_size_chunks"]
@@ -199,3 +200,7 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
     return [_make_chunk(text, s, e, n) for s, e, n in spans if text[s:e].strip()]
 
 
+@register_strategy("fixed", unit="cl100k tokens", options={},
+                   description="windows of at most `size` tokens, cut at word starts (notebook 03)")
+def _fixed(text: str, size: int, overlap: int) -> list[Chunk]:
+    return fixed_size_chunks(text, size, overlap, tokenizer=TOKENIZER)

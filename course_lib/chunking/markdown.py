@@ -10,6 +10,7 @@ from typing import Any
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _validate
 from course_lib.chunking.recursive import _recursive_chunks, _resolve_separators
+from course_lib.chunking.registry import TOKENIZER, register_strategy
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["markdown_chunks", "markdown_sections"]
@@ -70,3 +71,9 @@ def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl
         chunks += [_make_chunk(text, s, e, n, headings=path)
                    for s, e, n in _recursive_chunks(measure, a, b, size, overlap, patterns)]
     return chunks
+
+
+@register_strategy("markdown", unit="cl100k tokens", options={},
+                   description="Markdown sections, never across a heading (notebook 07)")
+def _markdown(text: str, size: int, overlap: int) -> list[Chunk]:
+    return markdown_chunks(text, size, overlap, tokenizer=TOKENIZER)

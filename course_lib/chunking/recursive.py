@@ -20,6 +20,7 @@ import regex
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
 from course_lib.chunking.fixed import _fixed_spans
+from course_lib.chunking.registry import TOKENIZER, choice, register_strategy
 from course_lib.chunking.sentences import SENTENCE_END, _sentence_rules, _SentenceEnds
 from course_lib.tokens import resolve_tokenizer
 
@@ -228,3 +229,10 @@ def recursive_chunks(
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
     return [_make_chunk(text, s, e, n) for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns)]
+
+
+@register_strategy("recursive", unit="cl100k tokens", options={"separators": choice(sorted(SEPARATORS), "the presets")},
+                   description="separators highest level first, recurse, merge (notebook 04); "
+                               "option separators=<preset>")
+def _recursive(text: str, size: int, overlap: int, separators: str = "prose") -> list[Chunk]:
+    return recursive_chunks(text, size, overlap, separators=separators, tokenizer=TOKENIZER)

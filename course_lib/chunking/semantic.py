@@ -24,7 +24,6 @@ a chunking call needs it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -33,9 +32,9 @@ import regex
 
 from course_lib.chunking._measure import Chunk
 from course_lib.chunking.recursive import recursive_chunks
+from course_lib.chunking.registry import choice, register_strategy
 from course_lib.chunking.sentences import ABBREVIATIONS, split_sentences
 from course_lib.embed import _default_model, embed_texts  # embed_texts re-exported: notebook 09 imports it here
-from course_lib.strategies import register_strategy
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["METHODS", "breakpoint_distances", "embed_texts", "semantic_chunks"]
@@ -249,29 +248,19 @@ def semantic_chunks(
 
 
 # ---------------------------------------------------------------------------
-# The strategy registry: semantic:<size>[?method=cluster&percentile=90&...]
+# The strategy: semantic:<size>[?method=cluster&percentile=90&...]
 # ---------------------------------------------------------------------------
 
 
+@register_strategy(
+    "semantic", unit="cl100k tokens", needs_model=True,
+    options={"method": choice(METHODS), "percentile": float, "buffer": int, "piece_size": int,
+             "language": choice(sorted(ABBREVIATIONS))},
+    description="cuts where the meaning changes, at most `size` tokens (notebook 09); options "
+                "method=breakpoint|cluster, percentile, buffer, piece_size, language",
+)
 def _strategy(text: str, size: int, overlap: int, *, model: Any = None, **options: Any) -> list[Chunk]:
     if overlap:
         raise ValueError(f"overlap={overlap}: semantic chunks never overlap; write semantic:{size} "
                          "without an overlap field")
     return semantic_chunks(text, size, model=model, **options)
-
-
-def _choice(allowed: Sequence[str]) -> Any:
-    def convert(value: str) -> str:
-        if value not in allowed:
-            raise ValueError(f"use one of {', '.join(allowed)}")
-        return value
-    return convert
-
-
-register_strategy(
-    "semantic", _strategy, unit="cl100k tokens", needs_model=True,
-    options={"method": _choice(METHODS), "percentile": float, "buffer": int, "piece_size": int,
-             "language": _choice(sorted(ABBREVIATIONS))},
-    description="cuts where the meaning changes, at most `size` tokens (notebook 09); options "
-                "method=breakpoint|cluster, percentile, buffer, piece_size, language",
-)

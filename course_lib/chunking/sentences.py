@@ -15,6 +15,7 @@ import numpy as np
 import regex
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _strip
+from course_lib.chunking.registry import SENTENCE_LIMITS, TOKENIZER, choice, register_strategy
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["ABBREVIATIONS", "SENTENCE_END", "sentence_chunks", "sentence_end_pattern", "split_sentences"]
@@ -215,3 +216,8 @@ def sentence_chunks(
     return chunks
 
 
+@register_strategy("sentence", unit="sentences", options={"language": choice(sorted(ABBREVIATIONS))},
+                   limits=SENTENCE_LIMITS,
+                   description="groups of whole sentences (notebook 04); option language=en|es")
+def _sentence(text: str, size: int, overlap: int, language: str = "en") -> list[Chunk]:
+    return sentence_chunks(text, size, overlap, language=language, tokenizer=TOKENIZER)
