@@ -21,10 +21,10 @@ Choices, measured on the course's real files (`debian_docs`, 114-page pdfTeX PDF
   hook, and counts those spaces in `normalizations`.
 - Only the ligatures U+FB00-FB06 and the no-break spaces (U+00A0, U+202F) are folded, not full NFKC, which
   would turn Spanish "1.º" into "1.o"; `normalize_quote` applies the same folding to a quote.
-- HTML: lxml's HTML parser (libxml2). python-docx needs lxml anyway, so it adds nothing to the install
-  (selectolax would add 7.7 MB, beautifulsoup4 is a wrapper over a parser), it recovers from broken markup
-  the way browsers do, and on the 12 pages it parsed and walked faster than the standard library's
-  `html.parser` and than beautifulsoup4 (numbers in the issue's report).
+- HTML: lxml's HTML parser (libxml2, BSD). python-docx needs lxml anyway, so it adds nothing to the install,
+  and it recovers from broken markup as browsers do. Parsing the 12 handbook pages and taking their text
+  took 26 ms with lxml, 6 ms with selectolax (lexbor; 7.7 MB more to install), 201 ms with the standard
+  library's `html.parser` and 758 ms with beautifulsoup4 over it: lxml is fast enough and costs no install.
 - DOCX: python-docx (MIT); headings from paragraph styles, tables as rows of ` | `-separated cells.
 """
 
