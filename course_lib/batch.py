@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from course_lib.chunking import Chunk
+from course_lib.embed import WINDOW, embed_texts
+from course_lib.late import late_chunk_embeddings
+from course_lib.spans import Chunk
 from course_lib.store import StoreRow, chunk_rows
 
 if TYPE_CHECKING:
@@ -61,12 +63,16 @@ def _model(max_seq_length: int, threads: int):
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 as the job's embedder: `mode` "naive" (each chunk alone) or "late".
 
-    The object is small and picklable; each worker process loads the model the first time
-    it is called and keeps it for every later partition (notebook 12, section 4).
+    A thin wrapper over `course_lib.embed` and `course_lib.late`: "naive" is `embed_texts` on
+    the chunks' texts, so a chunk longer than the model's window is pooled over overlapping
+    windows (the course's long-text policy), never cut and never refused; "late" is
+    `late_chunk_embeddings` on the whole document. The object is small and picklable; each
+    worker process loads the model the first time it is called and keeps it for every later
+    partition (notebook 12, section 4).
     """
 
     mode: str = "naive"
-    max_seq_length: int = 512
+    max_seq_length: int = WINDOW
     threads: int = 1
     dim: int = 384
 
@@ -79,12 +85,10 @@ class MiniLMEmbedder:
         return "all-MiniLM-L6-v2" + ("/late" if self.mode == "late" else "")
 
     def __call__(self, text: str, chunks: Sequence[Chunk]) -> np.ndarray:
-        from course_lib.late import late_chunk_embeddings, naive_chunk_embeddings
-
         model = _model(self.max_seq_length, self.threads)
         if self.mode == "late":
             return late_chunk_embeddings(model, text, chunks)
-        return naive_chunk_embeddings(model, chunks)
+        return embed_texts(model, [c.text for c in chunks])
 
 
 def partition(documents: Iterable[Document], n_partitions: int) -> list[list[Document]]:

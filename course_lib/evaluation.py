@@ -26,14 +26,17 @@ character; ranges that only touch end to end do not overlap.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
+from course_lib.spans import DocSpan
+
 __all__ = [
     "METRIC_NAMES",
+    "ReferenceGrades",
     "SpanScores",
     "VectorIndex",
     "budget_cutoff",
@@ -44,6 +47,7 @@ __all__ = [
     "precision_omega",
     "recall_at_k",
     "reciprocal_rank",
+    "reference_grades",
     "span_scores",
     "summarize",
 ]
@@ -192,7 +196,7 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
 # Span metrics (character ranges)
 # ---------------------------------------------------------------------------
 
-SpanLike = tuple  # (doc, start, end) or (start, end)
+SpanLike = Union[DocSpan, tuple[int, int]]  # (doc, start, end), or (start, end) in one unnamed document
 
 
 def _span(label: str, span: Any) -> tuple[Hashable, int, int]:
@@ -355,6 +359,52 @@ def precision_omega(chunks: Sequence[SpanLike], references: Sequence[SpanLike]) 
     return covered / _length(_union(touching + refs))
 
 
+class ReferenceGrades:
+    """Graded relevance of a fixed list of chunk spans: the share of a reference's characters each chunk holds.
+
+    Built once per list of `(doc, start, end)` chunk spans; calling it with a question's
+    reference spans returns `{chunk row: grade}` for the chunks that share at least one
+    character with the reference (overlapping reference spans are merged first, so the
+    grades of a question sum to at most 1). These are the grades chunk-eval's nDCG uses.
+    """
+
+    def __init__(self, chunk_spans: Sequence[DocSpan]):
+        rows: dict[Hashable, list[int]] = {}
+        for i, (doc, _, _) in enumerate(chunk_spans):
+            rows.setdefault(doc, []).append(i)
+        self.rows = {doc: np.array(r) for doc, r in rows.items()}
+        self.starts = {doc: np.array([chunk_spans[i][1] for i in r]) for doc, r in rows.items()}
+        self.ends = {doc: np.array([chunk_spans[i][2] for i in r]) for doc, r in rows.items()}
+
+    def __call__(self, references: Iterable[DocSpan]) -> dict[int, float]:
+        merged: dict[Hashable, list[tuple[int, int]]] = {}
+        for doc, s, e in sorted(references):
+            spans = merged.setdefault(doc, [])
+            if spans and s <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], e))
+            else:
+                spans.append((s, e))
+        total = sum(e - s for spans in merged.values() for s, e in spans)
+        grades: dict[int, float] = {}
+        for doc, spans in merged.items():
+            if doc not in self.rows:
+                continue
+            for s, e in spans:
+                shared = np.minimum(self.ends[doc], e) - np.maximum(self.starts[doc], s)
+                for row in np.flatnonzero(shared > 0):
+                    index = int(self.rows[doc][row])
+                    grades[index] = grades.get(index, 0.0) + float(shared[row]) / total
+        return grades
+
+
+def reference_grades(references: Iterable[DocSpan], chunk_spans: Sequence[DocSpan]) -> dict[int, float]:
+    """`{chunk row: share of the reference characters inside that chunk}` (only rows that share any).
+
+    One question at a time; build a `ReferenceGrades` once to grade many questions against the same chunks.
+    """
+    return ReferenceGrades(chunk_spans)(references)
+
+
 def summarize(scores: Sequence[float]) -> dict[str, float]:
     """Mean and population standard deviation of per-question scores, in percent.
 
@@ -426,3 +476,22 @@ class VectorIndex:
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         top = np.take_along_axis(scores, order, axis=1)
         return [[self.ids[i] for i in row] for row in order], top
+
+    def rank(self, queries: Any, batch_size: int = 128) -> Iterator[np.ndarray]:
+        """The full ranking for each query in turn: every row index, best first (equal scores: lower row first).
+
+        `search`'s order without a cut-off, computed `batch_size` queries per matrix product, so
+        memory stays at `batch_size` x `len(self)` scores however many queries there are.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size={batch_size!r} must be a positive int (queries per matrix product)")
+        q = np.asarray(queries)
+        q = _as_matrix("queries", q[None, :] if q.ndim == 1 else q)
+        if q.shape[1] != self.dim:
+            raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
+                             "embed queries with the same model as the vectors")
+        return self._rankings(q, batch_size)
+
+    def _rankings(self, q: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
+        for b in range(0, len(q), batch_size):
+            yield from np.argsort(-(q[b:b + batch_size] @ self.vectors.T), axis=1, kind="stable")

@@ -23,6 +23,8 @@ import pytest
 from course_lib import chunk_eval
 from course_lib.chunk_eval import evaluate, main
 from course_lib.chunking import fixed_size_chunks, recursive_chunks
+from course_lib.embed import text_key
+from course_lib.evaluation import METRIC_NAMES
 from course_lib.late import DocumentTokens
 from course_lib.tokens import count_tokens
 
@@ -124,7 +126,7 @@ def by_hand(chunks, vectors, k, budget=None, tokens=None):
     """Rank, relevance and every metric in plain Python: chunks are (doc, start, end) in index order."""
     v = vectors.astype(np.float32)
     v = v / np.linalg.norm(v, axis=1, keepdims=True)
-    totals = {m: 0.0 for m in chunk_eval.METRIC_NAMES}
+    totals = {m: 0.0 for m in METRIC_NAMES}
     for q in QUESTIONS:
         qv = bag(q["question"]).astype(np.float32)
         qv = qv / np.linalg.norm(qv)
@@ -235,7 +237,7 @@ def test_default_grid_has_markdown_only_for_markdown(folder):
 @pytest.fixture
 def toy_model(monkeypatch):
     embedder = ToyEmbedder()
-    monkeypatch.setattr(chunk_eval, "SentenceTransformerEmbedder", lambda model=None: embedder)
+    monkeypatch.setattr(chunk_eval.run, "SentenceTransformerEmbedder", lambda model=None: embedder)
     return embedder
 
 
@@ -252,8 +254,8 @@ def test_command_writes_json_and_table(folder, tmp_path, toy_model, capsys):
     assert data["skipped"] == ["diagram.png"]
     assert "skipped 1 files: diagram.png" in captured.out
     for row in data["results"]:
-        assert set(row) >= {"strategy", *chunk_eval.METRIC_NAMES, "chunks", "mean_tokens", "index_bytes", "seconds"}
-        assert all(0 <= row[m] <= 1 for m in chunk_eval.METRIC_NAMES), "metrics are fractions in JSON"
+        assert set(row) >= {"strategy", *METRIC_NAMES, "chunks", "mean_tokens", "index_bytes", "seconds"}
+        assert all(0 <= row[m] <= 1 for m in METRIC_NAMES), "metrics are fractions in JSON"
     first = data["results"][0]
     line = next(ln for ln in captured.out.splitlines() if ln.startswith(first["strategy"] + " "))
     assert f"{100 * first['recall_at_k']:.1f}" in line.split(), "the table shows percent"
@@ -291,7 +293,7 @@ def test_headers_variant_embeds_the_heading_path_but_keeps_the_chunk_offsets(fol
 
 
 def test_the_cache_returns_every_vector_it_stored(tmp_path):
-    keys = [chunk_eval._key("text", str(i)) for i in range(600)]  # many keys: some digests end in zero bytes
+    keys = [text_key("text", str(i)) for i in range(600)]  # many keys: some digests end in zero bytes
     vectors = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)  # the cache holds unit vectors only
     store = chunk_eval.VectorCache(tmp_path, "model")

@@ -14,6 +14,7 @@ from course_lib.chunking import Chunk
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus
 from course_lib.evaluation import (
     METRIC_NAMES,
+    ReferenceGrades,
     SpanScores,
     VectorIndex,
     budget_cutoff,
@@ -24,6 +25,7 @@ from course_lib.evaluation import (
     precision_omega,
     recall_at_k,
     reciprocal_rank,
+    reference_grades,
     span_scores,
     summarize,
 )
@@ -421,3 +423,34 @@ def test_budget_cutoff_errors(counts, budget, error, message):
 
 def test_metric_names():
     assert METRIC_NAMES == ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 12), st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_rank_is_search_without_a_cut_off_in_any_batch_size(n, n_queries, batch_size, seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.integers(-2, 3, size=(n, 3)).astype(float)  # small integers: many ties
+    vectors[np.abs(vectors).sum(axis=1) == 0] = [1.0, 0.0, 0.0]
+    queries = rng.normal(size=(n_queries, 3))
+    index = VectorIndex(vectors)
+    ids, _ = index.search(queries, k=n)
+    rankings = list(index.rank(queries, batch_size=batch_size))
+    assert [r.tolist() for r in rankings] == ids
+
+
+def test_rank_checks_its_queries_before_it_is_iterated():
+    index = VectorIndex(np.eye(3))
+    with pytest.raises(ValueError, match="dimension 2"):
+        index.rank([[1.0, 0.0]])
+    with pytest.raises(ValueError, match="batch_size"):
+        index.rank(np.eye(3), batch_size=0)
+
+
+def test_reference_grades_share_the_reference_characters():
+    chunks = [("a", 0, 10), ("a", 10, 20), ("b", 0, 10), ("a", 20, 30)]
+    # the reference: a[5:25] (20 characters, given as two overlapping spans) and b[0:5] (5 characters)
+    grades = reference_grades([("a", 5, 15), ("a", 12, 25), ("b", 0, 5)], chunks)
+    assert grades == pytest.approx({0: 5 / 25, 1: 10 / 25, 3: 5 / 25, 2: 5 / 25})
+    assert sum(grades.values()) == pytest.approx(1.0)
+    assert ReferenceGrades(chunks)([("c", 0, 5)]) == {}, "a document with no chunk grades nothing"
+    assert reference_grades([("a", 30, 40)], chunks) == {}, "touching end to end is no overlap"

@@ -1,0 +1,101 @@
+"""The `chunk-eval` command: arguments, the quiet offline environment, atomic writes, exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from course_lib.chunk_eval.inputs import TEXT_SUFFIXES, ChunkEvalError
+from course_lib.chunk_eval.report import _summary, format_table, render_html
+from course_lib.chunk_eval.run import evaluate
+from course_lib.embed import DEFAULT_CACHE
+from course_lib.settings import OFFLINE_ENV, QUIET_ENV
+
+__all__ = ["main"]
+
+
+def _write_atomically(outputs: dict[Path, str]) -> None:
+    """Write every file under a temporary name first, then rename them all: no half-written output."""
+    temporary = {}
+    try:
+        for path, content in outputs.items():
+            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+            tmp.write_text(content, encoding="utf-8")
+            temporary[path] = tmp
+        for path, tmp in temporary.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in temporary.values():
+            tmp.unlink(missing_ok=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2, as for every other bad input
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="chunk-eval", description="Measure chunking strategies on your own documents: "
+                     "recall@k, MRR, nDCG@10, span recall and IoU for each strategy, best first.")
+    parser.add_argument("docs", metavar="DOCS", help="folder of documents, read recursively "
+                        f"({' '.join(TEXT_SUFFIXES)}; UTF-8)")
+    parser.add_argument("questions", metavar="QUESTIONS", help="JSONL or CSV: question, answer (an exact quote), "
+                        "optional document; JSONL may give spans instead of answer")
+    parser.add_argument("--strategy", action="append", metavar="SPEC", help="a strategy id such as fixed:256, "
+                        "recursive:256:32, sentence:5:1, late:recursive:256 (repeatable; default: a grid of "
+                        "fixed, recursive and markdown at 128, 256, 384 tokens, naive and late)")
+    parser.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
+    parser.add_argument("--budget", type=int, metavar="TOKENS", help="score span metrics on the chunks that fit "
+                        "this many cl100k tokens instead of the top k")
+    parser.add_argument("--model", metavar="PATH", help="a local SentenceTransformer folder (default: the "
+                        "course's all-MiniLM-L6-v2)")
+    parser.add_argument("--cache", metavar="DIR", default=str(DEFAULT_CACHE),
+                        help=f"folder of cached vectors (default {DEFAULT_CACHE})")
+    parser.add_argument("--no-cache", action="store_true", help="keep no vectors on disk")
+    parser.add_argument("--json", metavar="OUT.json", type=Path, help="write the results as JSON")
+    parser.add_argument("--html", metavar="OUT.html", type=Path, help="write a self-contained HTML report")
+    parser.add_argument("--skip-bad-files", action="store_true", help="skip files that are not valid UTF-8")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `chunk-eval` command; returns the exit status (2 on bad input, with a one-line message)."""
+    for name, value in OFFLINE_ENV.items():  # not QUIET_ENV's TQDM_DISABLE: the command's own bar is wanted
+        os.environ.setdefault(name, value)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", QUIET_ENV["HF_HUB_DISABLE_PROGRESS_BARS"])
+    args = _parser().parse_args(argv)
+    try:
+        outputs = [p for p in (args.json, args.html) if p is not None]
+        for path in outputs:
+            if path.is_dir() or not path.parent.is_dir():
+                raise ChunkEvalError(f"cannot write {str(path)!r}: " + (
+                    "it is a folder" if path.is_dir() else f"the folder {str(path.parent)!r} does not exist"))
+        report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, model=args.model,
+                          cache=None if args.no_cache else args.cache, skip_bad_files=args.skip_bad_files,
+                          quiet=args.quiet)
+        contents = {}
+        if args.json is not None:
+            contents[args.json] = json.dumps(report.to_dict(), indent=1) + "\n"
+        if args.html is not None:
+            contents[args.html] = render_html(report)
+        _write_atomically(contents)
+    except ChunkEvalError as error:
+        print(f"chunk-eval: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"chunk-eval: error: {error.strerror or error}: {error.filename or ''}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("chunk-eval: interrupted; nothing written", file=sys.stderr)
+        return 130
+    print(_summary(report))
+    print(format_table(report))
+    written = " and ".join(str(p) for p in contents)
+    if written:
+        print(f"wrote {written}")
+    return 0

@@ -1,0 +1,246 @@
+"""chunk-eval's inputs: the documents of DOCS and the questions, each with its reference text.
+
+A question's reference is an exact quote from the documents (whitespace and line breaks may
+differ), found by `read_questions`, or character spans; a quote that is not found is reported
+with the closest passage, so a typo is quick to fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MARKDOWN_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalError", "Document", "Question", "read_documents",
+           "read_questions"]
+
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".org", ".tex")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class ChunkEvalError(ValueError):
+    """Bad input: the command prints the message on one line and exits with status 2."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text file of DOCS: `path` relative to DOCS (with "/"), `text` decoded from UTF-8, newlines as stored."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question and its reference text as `(document path, start, end)` character spans."""
+
+    id: str
+    question: str
+    spans: tuple[tuple[str, int, int], ...]
+    document: str | None = None
+    line: int = 0
+
+
+def _one_line(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple[list[Document], list[str]]:
+    """Every text file under `folder` (recursively, sorted; hidden files and folders left out).
+
+    Returns `(documents, skipped)`: `skipped` names the files that are not text (by suffix,
+    `TEXT_SUFFIXES`), empty, or (with `skip_bad_files`) not valid UTF-8. Raises `ChunkEvalError`
+    for a missing folder, a folder without any document, or a file that is not UTF-8.
+    """
+    root = Path(folder)
+    if not root.exists():
+        raise ChunkEvalError(f"DOCS folder {str(root)!r} does not exist; pass the folder that holds your documents")
+    if not root.is_dir():
+        raise ChunkEvalError(f"DOCS {str(root)!r} is a file, not a folder; pass the folder that holds it")
+    documents, skipped = [], []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        name = relative.as_posix()
+        if path.suffix.lower() not in TEXT_SUFFIXES:
+            skipped.append(name)
+            continue
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if skip_bad_files:
+                skipped.append(f"{name} (not UTF-8)")
+                continue
+            raise ChunkEvalError(
+                f"{name} is not valid UTF-8 (byte 0x{data[error.start]:02x} at byte offset {error.start}); "
+                "convert it to UTF-8, or pass --skip-bad-files to leave it out") from None
+        if not text.strip():
+            skipped.append(f"{name} (empty)")
+            continue
+        documents.append(Document(name, text))
+    if not documents:
+        raise ChunkEvalError(
+            f"DOCS folder {str(root)!r} holds no text document ({', '.join(TEXT_SUFFIXES)}); "
+            + (f"skipped: {', '.join(skipped[:5])}" if skipped else "it is empty"))
+    return documents, skipped
+
+
+def _quote_pattern(quote: str) -> re.Pattern:
+    """The quote with any run of whitespace matching any run of whitespace (line breaks included)."""
+    return re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
+
+
+def _closest_passage(quote: str, documents: Sequence[Document]) -> str:
+    """Where the quote's words come closest: '<path>: "<passage>"'.
+
+    Every window of as many words as the quote is scored by the words it shares with the quote
+    (case and punctuation ignored); ties go to a window that starts with the quote's first word,
+    then to the one that reads most alike (difflib's ratio).
+    """
+    wanted = quote.split()
+    target = Counter(_bare(w) for w in wanted)
+    scored: list[tuple[int, str, list[str]]] = []
+    for doc in documents:
+        words = doc.text.split()
+        bare = [_bare(w) for w in words]
+        for i in range(max(1, len(words) - len(wanted) + 1)):
+            window = Counter(bare[i:i + len(wanted)])
+            scored.append((sum((window & target).values()), doc.path, words[i:i + len(wanted)]))
+    top = max(score for score, _, _ in scored)
+    if top == 0:
+        return "none (no passage shares a word with it)"
+    ties = [(path, window) for score, path, window in scored if score == top][:200]
+    matcher = difflib.SequenceMatcher(None, "", " ".join(wanted), autojunk=False)
+
+    def likeness(candidate: tuple[str, list[str]]) -> tuple[bool, float]:
+        matcher.set_seq1(" ".join(candidate[1]))
+        return _bare(candidate[1][0]) == _bare(wanted[0]), matcher.ratio()
+
+    path, window = max(ties, key=likeness)
+    return f'{path}: "{_one_line(" ".join(window), 80)}"'
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:!?\"'()[]{}*_`").lower()
+
+
+def _spans_of_quote(quote: str, documents: Sequence[Document]) -> list[tuple[str, int, int]]:
+    pattern = _quote_pattern(quote)
+    return [(doc.path, m.start(), m.end()) for doc in documents for m in pattern.finditer(doc.text)]
+
+
+def _field(record: dict, name: str, where: str, kind: type | tuple[type, ...], required: bool = True) -> Any:
+    value = record.get(name)
+    if value is None or value == "":
+        if required:
+            raise ChunkEvalError(f"{where}: the field {name!r} is missing or empty; every question needs it")
+        return None
+    if not isinstance(value, kind):
+        raise ChunkEvalError(f"{where}: {name!r} must be {getattr(kind, '__name__', 'a list')}, "
+                             f"not {type(value).__name__}")
+    return value
+
+
+def _resolve(record: dict, number: int, line: int, where: str, by_path: dict[str, Document]) -> Question:
+    """One record (from a JSONL line or a CSV row) as a `Question` with its reference spans."""
+    text = _field(record, "question", where, str)
+    if not text.strip():
+        raise ChunkEvalError(f"{where}: the field 'question' is empty")
+    document = _field(record, "document", where, str, required=False)
+    if document is not None:
+        document = Path(document).as_posix()
+        if document not in by_path:
+            close = difflib.get_close_matches(document, list(by_path), n=1)
+            raise ChunkEvalError(f"{where}: document {document!r} is not a document of DOCS"
+                                 + (f"; did you mean {close[0]!r}?" if close else
+                                    f"; give a path relative to DOCS, e.g. {next(iter(by_path))!r}"))
+    qid = str(record.get("id") or number)
+    label = f'{where} (question {qid}: "{_one_line(text, 50)}")'
+    if record.get("spans") not in (None, ""):
+        spans = record["spans"]
+        if document is None:
+            raise ChunkEvalError(f"{label}: 'spans' are character offsets in one document; add its 'document'")
+        length = len(by_path[document].text)
+        if not isinstance(spans, list) or not spans:
+            raise ChunkEvalError(f"{label}: 'spans' must be a non-empty list of [start, end] pairs")
+        out = []
+        for span in spans:
+            ok = isinstance(span, list) and len(span) == 2 and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in span)
+            if not ok or not 0 <= span[0] < span[1] <= length:
+                raise ChunkEvalError(f"{label}: span {span!r} is not a [start, end] pair with "
+                                     f"0 <= start < end <= {length} (the length of {document})")
+            out.append((document, span[0], span[1]))
+        return Question(qid, text, tuple(out), document, line)
+    answer = _field(record, "answer", where, (str, list))
+    quotes = [answer] if isinstance(answer, str) else answer
+    if not quotes or not all(isinstance(q, str) and q.strip() for q in quotes):
+        raise ChunkEvalError(f"{label}: 'answer' must be a quote, or a non-empty list of quotes, with some text")
+    scope = [by_path[document]] if document else list(by_path.values())
+    spans = []
+    for quote in quotes:
+        found = _spans_of_quote(quote, scope)
+        if not found:
+            where_in = f"in {document}" if document else "in any document"
+            raise ChunkEvalError(f'{label}: the answer "{_one_line(quote, 60)}" is not {where_in}; '
+                                 f"closest passage {_closest_passage(quote, scope)}")
+        spans += found
+    return Question(qid, text, tuple(spans), document, line)
+
+
+def read_questions(path: str | Path, documents: Sequence[Document]) -> list[Question]:
+    """Questions from a JSONL file (one object a line) or a CSV file (a header row), by suffix.
+
+    Fields: `question`; `answer`, an exact quote from the documents (JSONL: or a list of quotes;
+    whitespace and line breaks may differ); optional `document` (path relative to DOCS); optional
+    `id`. In JSONL, `spans` (`[[start, end], ...]`, character offsets in `document`) may replace
+    `answer`. The reference text is every occurrence of each quote (in `document`, if given).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ChunkEvalError(f"QUESTIONS file {str(path)!r} does not exist; pass a .jsonl or .csv file of questions")
+    by_path = {doc.path: doc for doc in documents}
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ChunkEvalError(f"QUESTIONS file {path.name} is not valid UTF-8 (byte offset {error.start})") from None
+    questions = []
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(raw, newline=""))
+        missing = [c for c in ("question", "answer") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ChunkEvalError(f"{path.name} line 1: the header has no column {' or '.join(map(repr, missing))}; "
+                                 f"it needs question,answer (and optionally document); found {reader.fieldnames}")
+        for row in reader:
+            where = f"{path.name} line {reader.line_num}"
+            if None in row:
+                raise ChunkEvalError(f"{where}: more fields than the header has columns; quote fields with commas")
+            questions.append(_resolve(row, len(questions) + 1, reader.line_num, where, by_path))
+    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+        for number, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ChunkEvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
+                                     "write one JSON object per line") from None
+            if not isinstance(record, dict):
+                raise ChunkEvalError(f"{where}: a JSON object is needed, not {type(record).__name__}")
+            questions.append(_resolve(record, len(questions) + 1, number, where, by_path))
+    else:
+        raise ChunkEvalError(f"QUESTIONS file {path.name} must end in .jsonl or .csv")
+    if not questions:
+        raise ChunkEvalError(f"QUESTIONS file {path.name} holds no question")
+    return questions
