@@ -122,12 +122,15 @@ def _check_settings(resamples: Any, seed: Any, level: Any = LEVEL, threshold: An
         raise TypeError(f"seed must be an int (the same seed gives the same intervals), not {type(seed).__name__}")
     if seed < 0:
         raise ValueError(f"seed={seed}: use a seed >= 0")
-    for name, value, upper in (("level", level, "< 1"), ("threshold", threshold, "<= 1")):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-            raise TypeError(f"{name} must be a number in (0, 1), not {type(value).__name__}")
-        if not (0 < value < 1 or (name == "threshold" and value == 1)):
-            raise ValueError(f"{name}={value}: use 0 < {name} {upper} (the default is "
-                             f"{LEVEL if name == 'level' else THRESHOLD})")
+    _check_share("level", level, LEVEL, one_allowed=False)
+    _check_share("threshold", threshold, THRESHOLD, one_allowed=True)
+
+
+def _check_share(name: str, value: Any, default: float, *, one_allowed: bool) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"{name} must be a number between 0 and 1, not {type(value).__name__}")
+    if not (0 < value < 1 or (one_allowed and value == 1)):
+        raise ValueError(f"{name}={value}: use 0 < {name} {'<=' if one_allowed else '<'} 1 (the default is {default})")
 
 
 # ---------------------------------------------------------------------------
@@ -364,13 +367,16 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
 @dataclass(frozen=True)
 class CalibrationRow:
     """The verdict on `subsets` random subsets of `questions` questions: how often it named a winner,
-    how often the whole set contradicts that winner, and how often it named none."""
+    how often the whole set contradicts that winner, how often it named none, how often it ruled out the
+    whole set's leader (highest mean), and which winners it named how often."""
 
     questions: int
     subsets: int
     named: int
     contradicted: int
     no_winner: int
+    leader_ruled_out: int
+    winners: Mapping[str, int]
 
     @property
     def contradicted_share(self) -> float | None:
@@ -391,7 +397,7 @@ def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] =
     For each size, `subsets` subsets are drawn without replacement (`numpy.random.default_rng(seed)`) and
     the verdict (with `resamples`, seed 0, `level`, `threshold`) computed on each. A named winner is
     contradicted when on `truth` (by default `per_question` itself, all questions) some other strategy's
-    95% paired interval against it lies entirely above zero.
+    95% paired interval against it lies entirely above zero; `truth`'s leader is its highest mean.
     """
     checked = _check_per_question(per_question)
     reference = checked if truth is None else _check_per_question(truth)
@@ -415,18 +421,24 @@ def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] =
                 for other, values in reference.items() if other != name)
         return contradicted_cache[name]
 
+    means = {name: float(values.mean()) for name, values in reference.items()}
+    leader = max(reference, key=lambda name: means[name])
     rng = np.random.default_rng(seed)
     zero_costs = dict.fromkeys(checked, 0.0)
     rows = []
     for size in sizes:
-        named = wrong = 0
+        wrong = dropped = 0
+        winners: dict[str, int] = {}
         for _ in range(subsets):
             chosen = rng.choice(total, size=size, replace=False)
             result = verdict({s: v[chosen] for s, v in checked.items()}, costs=zero_costs, resamples=resamples,
                              level=level, threshold=threshold)
+            dropped += leader in result.ruled_out
             if result.winner is not None:
-                named += 1
+                winners[result.winner] = winners.get(result.winner, 0) + 1
                 wrong += contradicted(result.winner)
+        named = sum(winners.values())
         rows.append(CalibrationRow(questions=size, subsets=subsets, named=named, contradicted=wrong,
-                                   no_winner=subsets - named))
+                                   no_winner=subsets - named, leader_ruled_out=dropped,
+                                   winners=dict(sorted(winners.items()))))
     return rows

@@ -400,13 +400,15 @@ def test_calibration_names_the_true_winner_and_is_never_contradicted():
         assert row.subsets == 25 and row.named + row.no_winner == 25
         # b and c are contradicted on the whole set (a's interval lies above both): naming them would count
         assert row.contradicted == 0 and row.contradicted_share == 0.0
-    assert rows[1].named == 25  # 60 questions always separate 0.9 from 0.45
+        assert row.leader_ruled_out == 0 and set(row.winners) <= {"a"}
+    assert rows[1].named == 25 and rows[1].winners == {"a": 25}  # 60 questions always separate 0.9 from 0.45
 
 
 def test_calibration_counts_no_winner_when_strategies_are_the_same():
     values = _bernoulli_set({"a": 0.6})["a"]
     rows = calibrate_verdict({"a": values, "b": values.copy()}, sizes=(30,), subsets=20, resamples=500)
-    assert rows == [CalibrationRow(questions=30, subsets=20, named=0, contradicted=0, no_winner=20)]
+    assert rows == [CalibrationRow(questions=30, subsets=20, named=0, contradicted=0, no_winner=20,
+                                   leader_ruled_out=0, winners={})]
     assert rows[0].contradicted_share is None and rows[0].no_winner_share == 1.0
 
 
@@ -415,6 +417,7 @@ def test_calibration_counts_a_winner_the_truth_contradicts():
     truth = {"a": per_question["b"], "b": per_question["a"]}  # on the "whole set", b is clearly better
     [row] = calibrate_verdict(per_question, sizes=(60,), subsets=10, truth=truth, resamples=500)
     assert row.named == 10 and row.contradicted == 10 and row.contradicted_share == 1.0
+    assert row.winners == {"a": 10} and row.leader_ruled_out == 10  # b, the truth's leader, ruled out each time
 
 
 def test_intervals_are_named_tuples():
