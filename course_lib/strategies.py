@@ -8,7 +8,9 @@ An id is `name:size[:overlap][?key=value&...]`, optionally behind an embedding v
 - `size` and `overlap` are in the strategy's own unit: cl100k_base tokens for the token
   chunkers, sentences for `sentence` (`sentence:5:1` = five sentences, one repeated);
   an overlap of 0 is left out of the canonical id;
-- options follow `?`, sorted in the canonical id: `recursive:256?separators=chroma`;
+- options follow `?`, sorted in the canonical id: `recursive:256?separators=chroma`; every
+  token strategy also takes `pages=keep` (`PAGE_OPTION`): it chunks each page (pages end at
+  form feeds) on its own, so no chunk crosses a page, and marks `page_start`/`page_end`;
 - an embedding variant is a prefix (`late:recursive:256`, `headers:markdown:256`): it
   changes how chunks are embedded, never the chunks themselves.
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_lib.chunking import Chunk
+from course_lib.chunking.page import keep_pages
 from course_lib.chunking.registry import (  # re-exported: the registry lives at the bottom of chunking/
     EMBEDDING_VARIANTS,
     STRATEGIES,
@@ -35,6 +38,7 @@ from course_lib.chunking.registry import (  # re-exported: the registry lives at
 
 __all__ = [
     "EMBEDDING_VARIANTS",
+    "PAGE_OPTION",
     "STRATEGIES",
     "TOKENIZER",
     "StrategyInfo",
@@ -46,6 +50,7 @@ __all__ = [
 ]
 
 _OPTION = re.compile(r"[A-Za-z0-9_.\-]+")
+PAGE_OPTION = ("pages", "keep")  # `?pages=keep`, accepted by every strategy sized in cl100k tokens
 
 
 @dataclass(frozen=True)
@@ -121,9 +126,14 @@ def parse_strategy(spec: str) -> StrategySpec:
                                  "(letters, digits, '_', '.', '-'), e.g. '?separators=chroma'")
             if key in options:
                 raise ValueError(f"strategy {spec!r}: option {key!r} is given twice")
-            if info.options is not None and key not in info.options:
+            if key == PAGE_OPTION[0] and _pages_apply(info):
+                if value != PAGE_OPTION[1]:
+                    raise ValueError(f"strategy {spec!r}: option pages={value!r}; the only value is "
+                                     f"'pages=keep' (leave it out to let chunks cross pages)")
+            elif info.options is not None and key not in info.options:
                 allowed = ", ".join(sorted(info.options)) or "none"
-                raise ValueError(f"strategy {spec!r}: {name!r} has no option {key!r}; options: {allowed}")
+                also = "; every token strategy also takes pages=keep" if _pages_apply(info) else ""
+                raise ValueError(f"strategy {spec!r}: {name!r} has no option {key!r}; options: {allowed}{also}")
             options[key] = value
     return StrategySpec(name, size, overlap, options, variant)
 
@@ -133,15 +143,23 @@ def chunk_with(spec: str | StrategySpec, text: str, *, model: Any = None) -> lis
     spec = parse_strategy(spec)
     info = STRATEGIES[spec.name]
     options: dict[str, Any] = dict(spec.options)
+    keep = _pages_apply(info) and options.pop(PAGE_OPTION[0], None) == PAGE_OPTION[1]
     if info.options is not None:
-        for key, value in spec.options.items():
+        for key, value in options.items():
             try:
                 options[key] = info.options[key](value)
             except ValueError as error:
                 raise ValueError(f"strategy {spec.id!r}: option {key}={value!r} is invalid: {error}") from None
     if info.needs_model:
         options["model"] = model
+    if keep:
+        return keep_pages(lambda page: info.chunker(page, spec.size, spec.overlap, **options), text)
     return info.chunker(text, spec.size, spec.overlap, **options)
+
+
+def _pages_apply(info: StrategyInfo) -> bool:
+    """`pages=keep` applies to the token strategies except `page`, whose chunks never cross a page."""
+    return info.unit == "cl100k tokens" and info.name != "page"
 
 
 def result_stem(spec: str | StrategySpec) -> str:

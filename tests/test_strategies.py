@@ -63,7 +63,7 @@ def test_options_are_sorted_in_the_id():
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    ("nosuch:256", "unknown chunker 'nosuch'; known: fixed, markdown, recursive"),
+    ("nosuch:256", "unknown chunker 'nosuch'; known: fixed, markdown, page, recursive"),
     ("recursive", "needs a size in cl100k tokens"),
     ("recursive:abc", "size 'abc' is not a whole number"),
     ("recursive:256:x", "overlap 'x' is not a whole number"),

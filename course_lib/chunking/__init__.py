@@ -11,13 +11,14 @@ tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that c
 
 One file per idea, in the order the course teaches them:
 `fixed` (notebook 03), `recursive` (notebook 04), `sentences` (notebook 04),
-`markdown` (notebook 07), `semantic` (notebook 09); `_measure` is the shared span-counting
+`markdown` and `page` (notebook 07), `semantic` (notebook 09); `_measure` is the shared span-counting
 engine and `registry` the table of strategies that each chunker file joins at its end.
 Importing this package imports every chunker file, so the registry is complete.
 """
 
 from course_lib.chunking.fixed import fixed_size_chunks
 from course_lib.chunking.markdown import markdown_chunks, markdown_sections
+from course_lib.chunking.page import keep_pages, page_chunks, page_ranges
 from course_lib.chunking.recursive import SEPARATORS, recursive_chunks
 from course_lib.chunking.registry import STRATEGIES, register_strategy
 from course_lib.chunking.semantic import semantic_chunks
@@ -40,8 +41,11 @@ __all__ = [
     "Span",
     "as_spans",
     "fixed_size_chunks",
+    "keep_pages",
     "markdown_chunks",
     "markdown_sections",
+    "page_chunks",
+    "page_ranges",
     "recursive_chunks",
     "register_strategy",
     "resolve_tokenizer",
