@@ -38,6 +38,7 @@ import platform
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -221,6 +222,7 @@ def faithfulness(note: str, document: str, stopwords: set[str]) -> dict:
     found = [w for w in content if w.casefold() in doc_words]
     names = [w for j, w in enumerate(note_words) if any(c.isdigit() for c in w) or (j > 0 and w[0].isupper())]
     return {"content_words": len(content), "found": len(found),
+            "missing_words": [w.casefold() for w in content if w.casefold() not in doc_words],
             "missing_names_numbers": sorted({w for w in names if w.casefold() not in doc_words})}
 
 
@@ -259,6 +261,8 @@ def score() -> dict:
             "faithfulness": {"content_words": content,
                              "share_found_in_document": round(sum(c["found"] for c in checks) / max(content, 1), 4),
                              "notes_with_missing_names_numbers": sum(bool(c["missing_names_numbers"]) for c in checks),
+                             "most_common_missing_words": Counter(w for c in checks for w in c["missing_words"])
+                             .most_common(12),
                              "missing_names_numbers": missing},
         }
     SUMMARY_FILE.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
