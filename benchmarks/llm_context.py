@@ -156,7 +156,10 @@ def read_notes(path: Path = NOTES_FILE) -> tuple[dict | None, list[dict]]:
     if not path.exists():
         return None, []
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return lines[0]["settings"], lines[1:]
+    notes: dict[tuple, dict] = {}
+    for n in lines[1:]:  # two workers on one data set may both write a chunk's note: keep the first
+        notes.setdefault((n["dataset"], n["doc"], n["start"], n["end"]), n)
+    return lines[0]["settings"], list(notes.values())
 
 
 def generate(names: Sequence[str], limit: int | None) -> None:
