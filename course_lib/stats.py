@@ -259,42 +259,33 @@ class Verdict:
 
     def text(self) -> str:
         """The verdict as one paragraph for people."""
-        pct = f"{100 * self.level:g}%"
-        lead = self.leader
+        lead, runner, pct = self.leader, self.runner_up, f"{100 * self.level:g}%"
         where = f"on {self.metric} over {self.questions} questions"
-        closest = self.differences[self.runner_up]
-        against = f"{self.runner_up}: {_signed(closest.mean)}, {pct} interval [{_signed(closest.low)}, " \
-                  f"{_signed(closest.high)}]"
+        share = f"{self.p_best_alone[lead]:.0%} of {self.resamples:,} resamples"
         if self.winner is not None:
-            sentences = [f"{lead} wins {where}: best in {self.p_best_alone[lead]:.0%} of {self.resamples:,} "
-                         f"resamples, and its {pct} interval against every other strategy lies above zero "
-                         f"(closest, {against})."]
+            ahead = self.differences[runner]
+            sentences = [f"{lead} wins {where}: best in {share}, and its {pct} interval against every other "
+                         f"strategy lies above zero (closest: {_span(-ahead.mean, -ahead.high, -ahead.low)} "
+                         f"over {runner})."]
         else:
+            sentences = [f"no decision yet {where}: {lead} leads, best alone in {share} "
+                         f"({self.threshold:.0%} needed)."]
             others = [s for s in self.in_play if s != lead]
-            sentences = [f"no decision yet {where}: {lead} leads, best alone in {self.p_best_alone[lead]:.0%} "
-                         f"of {self.resamples:,} resamples ({self.threshold:.0%} needed)."]
             if others:
-                sentences.append("Still in play (interval against the leader includes zero): "
-                                 + "; ".join(f"{s} {_signed(self.differences[s].mean)} "
-                                             f"[{_signed(self.differences[s].low)}, "
-                                             f"{_signed(self.differences[s].high)}]" for s in others) + ".")
-            else:
-                sentences.append(f"Every other strategy is ruled out, but the rule needs both conditions "
-                                 f"(closest, {against}).")
+                sentences.append(f"Still in play ({pct} interval of the difference to {lead} includes zero): "
+                                 + "; ".join(f"{s} {_span(*self.differences[s])}" for s in others) + ".")
+            if self.ruled_out:
+                sentences.append("Ruled out (interval entirely below zero): " + ", ".join(self.ruled_out) + ".")
             if self.questions_needed is None:
-                sentences.append(f"No realistic number of questions would separate {lead} from "
-                                 f"{self.runner_up}.")
+                sentences.append(f"No realistic number of questions would separate {lead} from {runner}.")
             else:
-                sentences.append(f"About {self.questions_needed:,} questions would separate {lead} from "
-                                 f"{self.runner_up}.")
-        if self.ruled_out and self.winner is None:
-            sentences.append("Ruled out (interval entirely below zero): " + ", ".join(self.ruled_out) + ".")
+                sentences.append(f"About {self.questions_needed:,} questions would separate {lead} from {runner}.")
         sentences.append(f"Cheapest in play: {self.cheapest_in_play}.")
         return " ".join(sentences)
 
 
-def _signed(x: float) -> str:
-    return f"{x:+.3f}"
+def _span(mean: float, low: float, high: float) -> str:
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:
