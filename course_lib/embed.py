@@ -236,11 +236,12 @@ class VectorCache:
     - `put` writes a file every `flush_every` new vectors, so an interrupted run keeps most of its work;
     - a write that fails (a full disk, a read-only folder) gives one warning and turns writing off for
       this run: the vectors stay in memory and the run's results are unchanged.
+    `read_only=True` reads the folder and writes nothing (a folder found unwritable before the run).
     Warnings go to `on_warning` (default `warnings.warn`) and are kept in `self.warnings`.
     """
 
     def __init__(self, folder: str | Path | None, model_name: str, *, dim: int | None = None,
-                 flush_every: int = 512, on_warning: Callable[[str], Any] | None = None):
+                 flush_every: int = 512, read_only: bool = False, on_warning: Callable[[str], Any] | None = None):
         if isinstance(flush_every, bool) or not isinstance(flush_every, int) or flush_every < 1:
             raise ValueError(f"flush_every={flush_every!r}: write a file every N new vectors, e.g. 512")
         self.folder = None if folder is None else Path(folder) / hashlib.sha256(model_name.encode()).hexdigest()[:20]
@@ -250,7 +251,7 @@ class VectorCache:
         self.warnings: list[str] = []
         self.vectors: dict[str, np.ndarray] = {}
         self.new: dict[str, np.ndarray] = {}
-        self.writable = self.folder is not None
+        self.writable = self.folder is not None and not read_only
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.glob("*.npz")):
                 if not path.name.startswith("."):  # hidden names are other writers' temporary files

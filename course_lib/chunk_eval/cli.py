@@ -6,31 +6,72 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from course_lib.chunk_eval.inputs import TEXT_SUFFIXES, ChunkEvalError
 from course_lib.chunk_eval.report import _summary, format_table, render_html
 from course_lib.chunk_eval.run import evaluate
-from course_lib.embed import DEFAULT_CACHE
+from course_lib.embed import DEFAULT_CACHE, cache_write_problem
 from course_lib.settings import OFFLINE_ENV, QUIET_ENV
 
 __all__ = ["main"]
 
 
-def _write_atomically(outputs: dict[Path, str]) -> None:
-    """Write every file under a temporary name first, then rename them all: no half-written output."""
-    temporary = {}
+def _write_outputs(outputs: dict[Path, str], written: list[Path]) -> None:
+    """Write every file under a hidden temporary name, then rename them in order, appending each to `written`.
+
+    A failed or interrupted write leaves no temporary file and no half-written output; only a stop
+    between two renames can leave the first output new and the second old, and `written` says so.
+    """
+    temporary: dict[Path, Path] = {}
     try:
         for path, content in outputs.items():
-            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-            tmp.write_text(content, encoding="utf-8")
-            temporary[path] = tmp
+            temporary[path] = tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # registered before writing
+            try:
+                with open(tmp, "w", encoding="utf-8") as handle:
+                    handle.write(content)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as error:
+                raise ChunkEvalError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
         for path, tmp in temporary.items():
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError as error:
+                raise ChunkEvalError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
+            written.append(path)
     finally:
         for tmp in temporary.values():
             tmp.unlink(missing_ok=True)
+
+
+def _check_outputs(outputs: list[Path]) -> None:
+    """Refuse, before any work, output paths that cannot be written."""
+    if len(outputs) == 2 and outputs[0].resolve() == outputs[1].resolve():
+        raise ChunkEvalError(f"--json and --html both name {str(outputs[0])!r}; give each its own file")
+    for path in outputs:
+        if path.is_dir() or not path.parent.is_dir():
+            raise ChunkEvalError(f"cannot write {str(path)!r}: " + (
+                "it is a folder" if path.is_dir() else f"the folder {str(path.parent)!r} does not exist"))
+        try:
+            with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.probe"):
+                pass
+        except OSError as error:
+            raise ChunkEvalError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
+
+
+def _warn(message: str) -> None:
+    print(f"chunk-eval: warning: {message}", file=sys.stderr)
+
+
+def _interrupted(written: list[Path]) -> int:
+    if written:
+        print(f"chunk-eval: interrupted; wrote {' and '.join(map(str, written))} only", file=sys.stderr)
+    else:
+        print("chunk-eval: interrupted; nothing written", file=sys.stderr)
+    return 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,38 +105,43 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The `chunk-eval` command; returns the exit status (2 on bad input, with a one-line message)."""
+    """The `chunk-eval` command; returns the exit status (2 on bad input, with a one-line message; 130 on Ctrl-C)."""
     for name, value in OFFLINE_ENV.items():  # not QUIET_ENV's TQDM_DISABLE: the command's own bar is wanted
         os.environ.setdefault(name, value)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", QUIET_ENV["HF_HUB_DISABLE_PROGRESS_BARS"])
     args = _parser().parse_args(argv)
+    written: list[Path] = []
     try:
         outputs = [p for p in (args.json, args.html) if p is not None]
-        for path in outputs:
-            if path.is_dir() or not path.parent.is_dir():
-                raise ChunkEvalError(f"cannot write {str(path)!r}: " + (
-                    "it is a folder" if path.is_dir() else f"the folder {str(path.parent)!r} does not exist"))
+        _check_outputs(outputs)
+        cache = None if args.no_cache else Path(args.cache)
+        problem = cache_write_problem(cache) if cache is not None else None
+        if problem:  # found before the model loads: the run still works, it only saves nothing
+            _warn(f"{problem}; this run's vectors will not be saved (choose another --cache folder)")
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, model=args.model,
-                          cache=None if args.no_cache else args.cache, skip_bad_files=args.skip_bad_files,
-                          quiet=args.quiet)
+                          cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
+                          quiet=args.quiet, on_warning=_warn)
         contents = {}
         if args.json is not None:
             contents[args.json] = json.dumps(report.to_dict(), indent=1) + "\n"
         if args.html is not None:
             contents[args.html] = render_html(report)
-        _write_atomically(contents)
+        _write_outputs(contents, written)
+        print(_summary(report))
+        print(format_table(report))
+        if written:
+            print(f"wrote {' and '.join(map(str, written))}")
+        sys.stdout.flush()
     except ChunkEvalError as error:
         print(f"chunk-eval: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `chunk-eval ... | head`: the reader has what it wanted; the outputs are whole
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as error:
         print(f"chunk-eval: error: {error.strerror or error}: {error.filename or ''}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("chunk-eval: interrupted; nothing written", file=sys.stderr)
-        return 130
-    print(_summary(report))
-    print(format_table(report))
-    written = " and ".join(str(p) for p in contents)
-    if written:
-        print(f"wrote {written}")
+        return _interrupted(written)
     return 0
+

@@ -211,7 +211,7 @@ def read_questions(path: str | Path, documents: Sequence[Document]) -> list[Ques
         raise ChunkEvalError(f"QUESTIONS file {str(path)!r} does not exist; pass a .jsonl or .csv file of questions")
     by_path = {doc.path: doc for doc in documents}
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte-order mark
     except UnicodeDecodeError as error:
         raise ChunkEvalError(f"QUESTIONS file {path.name} is not valid UTF-8 (byte offset {error.start})") from None
     questions = []

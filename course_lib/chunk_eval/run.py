@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -230,8 +230,10 @@ def _embed(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache
               leave=False) as bar:
         for sid, texts_by_key in plan.todo.items():
             t0 = time.perf_counter()
-            if texts_by_key:
-                cache.put(list(texts_by_key), embedder.encode(list(texts_by_key.values()), progress=bar.update))
+            keys = list(texts_by_key)
+            for a in range(0, len(keys), cache.flush_every):  # slices: the cache saves each as it goes (Ctrl-C)
+                part = keys[a:a + cache.flush_every]
+                cache.put(part, embedder.encode([texts_by_key[key] for key in part], progress=bar.update))
             if sid:
                 seconds[sid] += time.perf_counter() - t0
             else:
@@ -296,14 +298,18 @@ def evaluate(
     model: str | Path | None = None,
     embedder: Embedder | None = None,
     cache: str | Path | None = DEFAULT_CACHE,
+    cache_read_only: bool = False,
     skip_bad_files: bool = False,
     quiet: bool = True,
+    on_warning: Callable[[str], Any] | None = None,
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `course_lib.chunk_eval`.
 
     `model` is a local SentenceTransformer folder (default: the course's MiniLM); `embedder`
     replaces the model altogether (tests pass a small stand-in). `cache=None` keeps no vectors on
-    disk. `quiet=False` shows progress bars on stderr. Raises `ChunkEvalError` on bad input.
+    disk; `cache_read_only=True` reads it and writes nothing. `quiet=False` shows progress bars on
+    stderr. A damaged cache file or a failed cache write is a warning, sent to `on_warning` (default
+    `warnings.warn`): the run goes on. Raises `ChunkEvalError` on bad input.
     Taught in notebooks/11_your_documents.ipynb, section 2.
     """
     for name, value in (("k", k), ("budget", budget)):
@@ -325,7 +331,8 @@ def evaluate(
 
     seconds: dict[str, float] = {}
     chunked = _chunk(specs, documents, getattr(embedder, "model", None), seconds)
-    vector_cache = VectorCache(cache, embedder.name)
+    vector_cache = VectorCache(cache, embedder.name, dim=getattr(embedder, "dim", None), read_only=cache_read_only,
+                               on_warning=on_warning)
     plan = _plan(specs, documents, question_list, chunked, vector_cache)
     _embed(plan, documents, embedder, vector_cache, seconds, shared, quiet)
     query_vectors = np.stack([vector_cache[key] for key in plan.query_keys])
