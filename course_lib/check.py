@@ -10,7 +10,6 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-import course_lib  # noqa: F401  (quiet, offline settings)
 from course_lib.datasets import REGISTRY, data_dir, fetch
 
 __all__ = ["REQUIREMENTS", "all_checks", "main", "pinned_requirements", "run_checks"]

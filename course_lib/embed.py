@@ -10,7 +10,8 @@ are exactly the model's own.
 - `embed_texts(model, texts)`: the general helper (the semantic chunker, notebooks, `batch`);
 - `SentenceTransformerEmbedder`: a local SentenceTransformer behind the `Embedder` protocol
   (chunk-eval), which also gives token counts and a document's token vectors for late chunking;
-- `VectorCache`: vectors keyed by model and text, on disk (`folder`) or in memory (`folder=None`).
+- `VectorCache`: vectors keyed by model and text, on disk (`folder`) or in memory (`folder=None`);
+  `CachingEncoder` puts one in front of `embed_texts`, so that each distinct text is embedded once.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_CACHE",
     "OVERLAP",
     "WINDOW",
+    "CachingEncoder",
     "Embedder",
     "SentenceTransformerEmbedder",
     "VectorCache",
@@ -361,3 +363,39 @@ def cache_write_problem(folder: str | Path) -> str | None:
     except OSError as error:
         return f"cannot write the vector cache in {folder} ({error.strerror or error})"
     return None
+
+
+class CachingEncoder:
+    """`encode(list[str]) -> vectors` over `embed_texts(model, ...)` that embeds each distinct text once,
+    keeping the vectors in a `VectorCache` (in memory unless given one), and counts what it was asked for.
+
+    Pass it as `model=` to a chunker that embeds (`semantic`), so that repeated texts across runs cost
+    nothing; `requested_texts`, `requested_tokens` (counted by `count`, if given), `embedded_texts` and
+    `seconds` say what the chunker asked for and what was new. Texts are embedded `batch` at a time.
+    """
+
+    def __init__(self, model: Any, cache: VectorCache | None = None, *, count: Callable[[str], int] | None = None,
+                 batch: int = 1024, progress: Callable[[int], Any] | None = None):
+        self.model = model
+        self.cache = VectorCache(None, type(model).__name__) if cache is None else cache
+        self.count, self.batch, self.progress = count, batch, progress
+        self.requested_texts = self.requested_tokens = self.embedded_texts = 0
+        self.seconds = 0.0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        keys = [text_key("text", t) for t in texts]
+        self.requested_texts += len(texts)
+        if self.count is not None:
+            self.requested_tokens += sum(self.count(t) for t in texts)
+        missing = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in self.cache))
+        if missing:
+            began = time.perf_counter()
+            for b in range(0, len(missing), self.batch):
+                part = missing[b:b + self.batch]
+                self.cache.put([k for k, _ in part], embed_texts(self.model, [t for _, t in part]))
+                if self.progress:
+                    self.progress(len(part))
+            self.embedded_texts += len(missing)
+            self.seconds += time.perf_counter() - began
+        return np.stack([self.cache[k] for k in keys])

@@ -11,19 +11,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
 from course_lib.settings import apply_quiet_offline_env
 
-__all__ = ["BUILD", "NOTEBOOKS", "RESULTS", "ROOT", "build_folder", "course_notebooks", "notebook_problems",
-           "script_environment"]
+__all__ = ["BUILD", "COPY_IGNORE", "NOTEBOOKS", "RESULTS", "ROOT", "build_folder", "course_notebooks",
+           "empty_output_folder", "folders_beside", "notebook_problems", "script_environment"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = ROOT / "build"  # generated output (student edition, site); never committed
 RESULTS = ROOT / "results"  # committed benchmark results that notebooks read
 NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
+# `Path("..") / "data"`, `"../data/x.md"`, `os.path.join("..", "data")`: a folder beside notebooks/
+PARENT_REFERENCE = re.compile(
+    r"""Path\(\s*["']\.\.["']\s*\)\s*/\s*["']([^"'/]+)|["']\.\./([^"'/]+)|["']\.\.["']\s*,\s*["']([^"'/]+)""")
+COPY_IGNORE = shutil.ignore_patterns("cache", "__pycache__", ".ipynb_checkpoints", ".*")  # when copying folders
 
 
 def course_notebooks() -> list[Path]:
@@ -32,6 +38,28 @@ def course_notebooks() -> list[Path]:
         raise FileNotFoundError(f"{NOTEBOOKS} does not exist: course_lib is not installed from a checkout of the "
                                 "course; run `pip install -e .` in the course folder")
     return sorted(NOTEBOOKS.glob(NOTEBOOK_PATTERN))
+
+
+def folders_beside(notebooks: list[Path]) -> list[str]:
+    """The folders next to notebooks/ that the notebooks' code reads through `..` (e.g. data, results)."""
+    import nbformat  # deferred: only the build scripts need it
+
+    names = set()
+    for path in notebooks:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                names.update(n for match in PARENT_REFERENCE.findall(cell.source) for n in match if n)
+    return sorted(n for n in names if n not in ("build", "notebooks") and (ROOT / n).is_dir())
+
+
+def empty_output_folder(out: Path, marker: str) -> None:
+    """Create `out`, or empty it if it is in build/ or holds `marker` (an earlier build); else refuse."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / marker).exists() and BUILD not in out.resolve().parents:
+            raise FileExistsError(f"{out} is not empty and was not made by this script: choose another --out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / marker).write_text("Made by a script of the course; rebuilt from scratch on each run.\n", encoding="utf-8")
 
 
 def build_folder(name: str) -> Path:

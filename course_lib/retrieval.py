@@ -19,11 +19,12 @@ import numpy as np
 
 from course_lib.chunking import markdown_sections
 from course_lib.evaluation import budget_cutoff
+from course_lib.spans import DocSpan  # (doc, start, end): characters [start, end) of document `doc`
 from course_lib.tokens import count_tokens
 
 __all__ = [
     "RRF_K",
-    "Span",
+    "DocSpan",
     "blend_vectors",
     "bm25_rankings",
     "budget_spans",
@@ -36,11 +37,10 @@ __all__ = [
     "small_to_big",
 ]
 
-Span = tuple[Hashable, int, int]  # (doc, start, end): characters [start, end) of document `doc`
 RRF_K = 60  # the constant of Cormack, Clarke & Büttcher (2009), used by most hybrid search engines
 
 
-def _check_spans(name: str, spans: Any) -> list[Span]:
+def _check_spans(name: str, spans: Any) -> list[DocSpan]:
     if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
         raise TypeError(f"{name} must be a sequence of (doc, start, end) tuples")
     out = []
@@ -58,7 +58,7 @@ def _check_spans(name: str, spans: Any) -> list[Span]:
 
 
 # ---------------------------------------------------------------------------
-# Contextual chunk headers (notebook 10, section 2)
+# Contextual chunk headers: taught in notebooks/10_context_for_chunks.ipynb, section 2
 # ---------------------------------------------------------------------------
 
 
@@ -124,11 +124,11 @@ def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None 
 
 
 # ---------------------------------------------------------------------------
-# Small-to-big: parent-child and sentence windows (notebook 10, section 3)
+# Small-to-big, parent-child and sentence windows: taught in notebooks/10_context_for_chunks.ipynb, section 3
 # ---------------------------------------------------------------------------
 
 
-def parent_of(children: Sequence[Span], parents: Sequence[Span]) -> list[int]:
+def parent_of(children: Sequence[DocSpan], parents: Sequence[DocSpan]) -> list[int]:
     """For each child span, the index of the parent span of the same document that overlaps it most.
 
     Taught in notebooks/10_context_for_chunks.ipynb, section 3. Ties go to the earlier
@@ -170,7 +170,7 @@ def small_to_big(ranked_children: Sequence[int], parent_index: Sequence[int]) ->
     return out
 
 
-def sentence_windows(ranked: Sequence[int], sentences: Sequence[Span], width: int) -> list[Span]:
+def sentence_windows(ranked: Sequence[int], sentences: Sequence[DocSpan], width: int) -> list[DocSpan]:
     """Each hit sentence with up to `width` sentences on each side, best first, never returning text twice.
 
     Taught in notebooks/10_context_for_chunks.ipynb, section 3. `sentences` are the indexed
@@ -205,7 +205,7 @@ def sentence_windows(ranked: Sequence[int], sentences: Sequence[Span], width: in
 
 
 # ---------------------------------------------------------------------------
-# Hybrid lexical + dense search (notebook 10, section 4)
+# Hybrid lexical + dense search: taught in notebooks/10_context_for_chunks.ipynb, section 4
 # ---------------------------------------------------------------------------
 
 
@@ -270,7 +270,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_
 
 
 # ---------------------------------------------------------------------------
-# Vectors and budgets (notebook 10, sections 5 and 3)
+# Vectors and budgets: taught in notebooks/10_context_for_chunks.ipynb, sections 3 and 5
 # ---------------------------------------------------------------------------
 
 
@@ -291,8 +291,8 @@ def blend_vectors(naive: Any, late: Any, weight: float) -> np.ndarray:
     return (mixed / norms).astype(np.float32)
 
 
-def budget_spans(spans: Sequence[Span], documents: Mapping[Hashable, str], budget: int,
-                 tokenizer: Any = "cl100k_base") -> list[Span]:
+def budget_spans(spans: Sequence[DocSpan], documents: Mapping[Hashable, str], budget: int,
+                 tokenizer: Any = "cl100k_base") -> list[DocSpan]:
     """The ranked spans a reader gets under a budget of `budget` tokens (`course_lib.evaluation.budget_cutoff`).
 
     Taught in notebooks/10_context_for_chunks.ipynb, section 3: spans are taken in rank

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from build_student_edition import COPY_IGNORE, folders_beside
 
-from course_lib.project import ROOT, script_environment
+from course_lib.project import COPY_IGNORE, ROOT, folders_beside, script_environment
 
 FIRST_NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
 SCREENSHOTS = ROOT / "build" / "screenshots"

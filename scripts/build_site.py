@@ -23,11 +23,10 @@ from pathlib import Path
 
 import jinja2
 import nbformat
-from build_student_edition import course_notebooks, empty_output_folder
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-from course_lib.project import ROOT
+from course_lib.project import ROOT, course_notebooks, empty_output_folder
 
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()

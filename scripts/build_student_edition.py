@@ -23,15 +23,18 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+from course_lib.project import (  # shared with build_site.py and browser_check.py
+    COPY_IGNORE,
+    ROOT,
+    course_notebooks,
+    empty_output_folder,
+    folders_beside,
+)
+
 DEFAULT_OUT = ROOT / "build" / "student"
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 EXERCISE_HEADING = re.compile(r"^###\s+(Exercise\s+\d+\.\d+)\b", re.MULTILINE)
-# `Path("..") / "data"`, `"../data/x.md"`, `os.path.join("..", "data")`: a folder beside notebooks/
-PARENT_REFERENCE = re.compile(
-    r"""Path\(\s*["']\.\.["']\s*\)\s*/\s*["']([^"'/]+)|["']\.\./([^"'/]+)|["']\.\.["']\s*,\s*["']([^"'/]+)""")
 MARKER = ".student-edition"  # marks a folder this script may empty and rebuild
-COPY_IGNORE = shutil.ignore_patterns("cache", "__pycache__", ".ipynb_checkpoints", ".*")
 
 
 class FormatError(ValueError):
@@ -45,31 +48,6 @@ class Exercise:
     name: str  # "Exercise 3.1"
     solution: int  # index of the cell tagged `solution`
     check: int  # index of the self-check cell (the next code cell)
-
-
-def course_notebooks() -> list[Path]:
-    """The course notebooks, in order."""
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-def folders_beside(notebooks: list[Path]) -> list[str]:
-    """The folders next to notebooks/ that the notebooks' code reads through `..` (e.g. data, results)."""
-    names = set()
-    for path in notebooks:
-        for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type == "code":
-                names.update(n for match in PARENT_REFERENCE.findall(cell.source) for n in match if n)
-    return sorted(n for n in names if n not in ("build", "notebooks") and (ROOT / n).is_dir())
-
-
-def empty_output_folder(out: Path, marker: str) -> None:
-    """Create `out`, or empty it if it is in build/ or holds `marker` (an earlier build); else refuse."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / marker).exists() and (ROOT / "build") not in out.resolve().parents:
-            raise FileExistsError(f"{out} is not empty and was not made by this script: choose another --out")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / marker).write_text("Made by a script of the course; rebuilt from scratch on each run.\n", encoding="utf-8")
 
 
 def stub_source(source: str, message: str) -> str:

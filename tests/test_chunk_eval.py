@@ -356,7 +356,7 @@ def run_bad(capsys, args, out: Path) -> str:
     ("unknown document", "document 'notes/faq.md' is not a document of DOCS; did you mean 'notes/faq.txt'?"),
     ("spans out of range", "span [90, 150] is not a [start, end] pair with 0 <= start < end <= 140"),
     ("spans without document", "add its 'document'"),
-    ("unknown strategy", "unknown chunker 'fixd'; known: fixed, markdown, recursive"),
+    ("unknown strategy", "unknown chunker 'fixd'; known: fixed, markdown"),
     ("impossible overlap", "overlap 12 must be smaller than size 12"),
     ("bad k", "--k 0: use a whole number >= 1"),
     ("missing output folder", "the folder"),
@@ -481,25 +481,26 @@ def test_real_model_pools_long_chunks_over_windows_and_late_matches_course_lib(m
     assert report.results[0].first_rank == [hit]
 
 
-def test_chroma_span_recall_equals_the_benchmark(minilm, tmp_path):
+def test_chroma_span_recall_equals_the_library_pipeline(minilm, tmp_path):
     """Chroma's questions for two small corpora, converted to JSONL with spans: fixed:200 gives the
-    span recall and IoU that benchmarks/chroma_eval.py computes for fixed_200_0 on those corpora."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import chroma_eval
-
+    span recall and IoU that the library's pieces give when put together by hand (chunk_with, the
+    embedder, VectorIndex.search, span_scores), as benchmarks/chroma_eval.py does for fixed_200_0."""
     from course_lib.datasets import load_chroma_corpus, load_chroma_questions
-    from course_lib.evaluation import VectorIndex
+    from course_lib.evaluation import VectorIndex, span_scores
+    from course_lib.strategies import chunk_with
 
     small = ("chatlogs", "state_of_the_union")
     corpora = {cid: load_chroma_corpus(cid) for cid in small}
     questions = [q for q in load_chroma_questions() if q["corpus_id"] in small]
-    chunked = {cid: chroma_eval.chunk("fixed_200_0", text) for cid, text in corpora.items()}
+    chunked = {cid: chunk_with("fixed:200", text) for cid, text in corpora.items()}
     spans = [(cid, c.start, c.end) for cid in small for c in chunked[cid]]
-    vectors = chroma_eval.embed_naive(minilm.model, [c.text for cid in small for c in chunked[cid]], desc="reference")
-    query_vectors = minilm.model.encode([q["question"] for q in questions], batch_size=chroma_eval.BATCH_SIZE,
+    vectors = minilm.encode([c.text for cid in small for c in chunked[cid]])
+    query_vectors = minilm.model.encode([q["question"] for q in questions], batch_size=32,
                                         normalize_embeddings=True, show_progress_bar=False)
-    hits, _ = VectorIndex(vectors).search(query_vectors, k=chroma_eval.RETRIEVE)
-    expected = chroma_eval.score(questions, spans, hits)
+    hits, _ = VectorIndex(vectors).search(query_vectors, k=5)
+    scores = [span_scores([spans[i] for i in row], [(q["corpus_id"], r["start_index"], r["end_index"])
+                                                    for r in q["references"]]) for q, row in zip(questions, hits)]
+    expected = {m: [getattr(s, m) for s in scores] for m in ("recall", "precision", "iou")}
 
     (tmp_path / "docs").mkdir()
     for cid, text in corpora.items():
@@ -508,7 +509,7 @@ def test_chroma_span_recall_equals_the_benchmark(minilm, tmp_path):
         for q in questions:
             out.write(json.dumps({"question": q["question"], "document": f"{q['corpus_id']}.md",
                                   "spans": [[r["start_index"], r["end_index"]] for r in q["references"]]}) + "\n")
-    report = evaluate(tmp_path / "docs", tmp_path / "chroma.jsonl", ["fixed:200"], k=chroma_eval.RETRIEVE,
+    report = evaluate(tmp_path / "docs", tmp_path / "chroma.jsonl", ["fixed:200"], k=5,
                       embedder=minilm, cache=None)
     result = report.results[0]
     assert result.chunks == len(spans)

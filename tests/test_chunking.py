@@ -14,11 +14,13 @@ from tokenizers import Tokenizer
 
 from course_lib.chunking import (
     SEPARATORS,
+    STRATEGIES,
     Chunk,
     fixed_size_chunks,
     markdown_chunks,
     markdown_sections,
     recursive_chunks,
+    register_strategy,
     resolve_tokenizer,
     sentence_chunks,
     split_sentences,
@@ -35,7 +37,19 @@ TOKENIZERS = {
     "wordpiece": WORDPIECE,
     "callable": lambda s: len(s.split()) + s.count("\n"),
 }
-SIZE_CHUNKERS = {"fixed": fixed_size_chunks, "recursive": recursive_chunks, "markdown": markdown_chunks}
+# the chunker functions that take any tokenizer (the tokenizer dimension of the fuzz)
+TOKENIZER_CHUNKERS = {"fixed": fixed_size_chunks, "recursive": recursive_chunks, "markdown": markdown_chunks}
+
+
+@register_strategy("wrapped_lines", unit="cl100k tokens", description="test only: lines, then recursive cuts")
+def _wrapped_lines(text: str, size: int, overlap: int) -> list[Chunk]:
+    """A chunker registered here, in a test module: the contract fuzz below must pick it up by itself."""
+    return recursive_chunks(text, size, overlap, separators=[r"\n"], tokenizer="cl100k_base")
+
+
+# the contract fuzz reads the registry: every strategy sized in tokens that needs no model
+SIZE_CHUNKERS = {name: info.chunker for name, info in STRATEGIES.items()
+                 if info.unit == "cl100k tokens" and not info.needs_model}
 
 FRAGMENTS = [
     "The XR-12 pump circulates coolant. ", "It must be replaced after 10,000 hours.\n", "\n\n",
@@ -115,21 +129,38 @@ def run_or_too_small(chunker, text, size, overlap, tokenizer):
     return chunks
 
 
-@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_the_fuzz_reads_the_registry():
+    assert {"fixed", "recursive", "markdown", "wrapped_lines"} <= set(SIZE_CHUNKERS)
+    assert SIZE_CHUNKERS["wrapped_lines"] is _wrapped_lines, "a chunker registered in a test module is fuzzed"
+    assert "semantic" not in SIZE_CHUNKERS and "sentence" not in SIZE_CHUNKERS
+
+
 @pytest.mark.parametrize("name", sorted(SIZE_CHUNKERS))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts, size=sizes, data=st.data())
-def test_size_chunkers_keep_their_promises(name, kind, text, size, data):
+def test_registered_chunkers_keep_their_promises(name, text, size, data):
     overlap = data.draw(st.integers(0, size - 1))
-    chunks = run_or_too_small(SIZE_CHUNKERS[name], text, size, overlap, TOKENIZERS[kind])
+    chunker = SIZE_CHUNKERS[name]
+    chunks = run_or_too_small(lambda t, s, o, tokenizer: chunker(t, s, o), text, size, overlap, "cl100k_base")
+    if chunks is not None:
+        check_invariants(text, chunks, size, overlap, "cl100k_base")
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+@pytest.mark.parametrize("name", sorted(TOKENIZER_CHUNKERS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts, size=sizes, data=st.data())
+def test_size_chunkers_keep_their_promises_with_any_tokenizer(name, kind, text, size, data):
+    overlap = data.draw(st.integers(0, size - 1))
+    chunks = run_or_too_small(TOKENIZER_CHUNKERS[name], text, size, overlap, TOKENIZERS[kind])
     if chunks is not None:
         check_invariants(text, chunks, size, overlap, TOKENIZERS[kind])
 
 
-@pytest.mark.parametrize("name", sorted(SIZE_CHUNKERS))
+@pytest.mark.parametrize("name", sorted(TOKENIZER_CHUNKERS))
 @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
 def test_realistic_text_with_overlap(name, tokenizer, spanish_text):
-    chunks = SIZE_CHUNKERS[name](spanish_text, 60, 10, tokenizer=tokenizer)
+    chunks = TOKENIZER_CHUNKERS[name](spanish_text, 60, 10, tokenizer=tokenizer)
     check_invariants(spanish_text, chunks, 60, 10, tokenizer)
     assert len(chunks) > 5
 

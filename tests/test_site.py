@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import base64
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts import build_site
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_site  # noqa: E402
 
 
 def _png_outputs(path: Path) -> int:

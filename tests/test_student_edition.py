@@ -14,7 +14,6 @@ import ast
 import builtins
 import json
 import symtable
-import sys
 from pathlib import Path
 
 import nbformat
@@ -22,9 +21,9 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 
+from scripts import build_student_edition as edition
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_student_edition as edition  # noqa: E402
 
 NOTEBOOKS = edition.course_notebooks()
 BUILTINS = set(dir(builtins))

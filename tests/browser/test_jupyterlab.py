@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from scripts import browser_check
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_check  # noqa: E402
 
 
 def test_the_script_checks_the_first_notebook_and_the_playground_notebook():

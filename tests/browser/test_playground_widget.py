@@ -9,15 +9,14 @@ scrolling the chunks must leave the controls in sight. A small notebook keeps th
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`).
 """
 
-import sys
 from pathlib import Path
 
 import nbclient
 import nbformat
 
+from scripts import browser_check
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_check  # noqa: E402
 
 CELL = """from pathlib import Path
 from course_lib.playground import playground

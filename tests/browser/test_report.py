@@ -9,16 +9,13 @@ chunk view.
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`).
 """
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "tests"))
-import browser_check  # noqa: E402
-from test_chunk_eval import ToyEmbedder  # noqa: E402
+from course_lib.chunk_eval import evaluate, render_html
+from scripts import browser_check
+from tests.test_chunk_eval import ToyEmbedder
 
-from course_lib.chunk_eval import evaluate, render_html  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 STRATEGIES = ["fixed:64", "recursive:64", "late:recursive:64"]
 

@@ -9,16 +9,14 @@ without a browser.
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`).
 """
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts import browser_check, build_student_edition
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_check  # noqa: E402
-import build_student_edition  # noqa: E402
 
 NOTEBOOK = ROOT / "notebooks" / "04_recursive_splitting.ipynb"  # three exercises, runs in about 5 s
 

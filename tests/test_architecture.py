@@ -1,0 +1,141 @@
+"""The package's shape: no import cycle, no import from chunking/ upwards, every "Taught in" reference resolves.
+
+Static checks (the standard library's `ast`, no import of course_lib): imports made inside functions
+count as much as those at the top of a file, so a cycle cannot hide behind a deferred import.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "course_lib"
+# what chunking/ may import from course_lib: the layer below it, and itself
+CHUNKING_MAY_IMPORT = ("course_lib.spans", "course_lib.tokens", "course_lib.models", "course_lib.embed",
+                       "course_lib.chunking")
+TAUGHT_IN = re.compile(r"(notebooks/\d\d_\w+\.ipynb),\s*sections?\s+(\d+)(?:\s*(?:-|and)\s*(\d+))?")
+
+
+def _modules() -> dict[str, Path]:
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The course_lib modules a file imports anywhere in it (top level or inside functions)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        found |= {t for t in targets if t in modules}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {m: _imports(p, modules) - {m} for m, p in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_counts_imports_inside_functions(tmp_path):
+    file = tmp_path / "m.py"
+    file.write_text("def f():\n    from course_lib.late import pool_chunks\n    import course_lib.embed\n")
+    assert _imports(file, {"course_lib.late": file, "course_lib.embed": file}) == {"course_lib.late",
+                                                                                  "course_lib.embed"}
+
+
+def test_no_import_cycle_in_course_lib():
+    assert cycles(import_graph()) == []
+
+
+def test_chunking_imports_nothing_above_it():
+    upward = {m: sorted(t for t in targets if not t.startswith(CHUNKING_MAY_IMPORT))
+              for m, targets in import_graph().items() if m.startswith("course_lib.chunking")}
+    assert {m: t for m, t in upward.items() if t} == {}, "chunking/ may import only " + ", ".join(CHUNKING_MAY_IMPORT)
+
+
+def test_the_registry_and_the_dispatch_load_nothing_lazily():
+    for path in (PACKAGE / "chunking" / "__init__.py", PACKAGE / "chunking" / "registry.py",
+                 PACKAGE / "strategies.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "importlib" not in text and "__getattr__" not in text, path
+
+
+def _section_numbers() -> dict[str, set[int]]:
+    numbers = {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        numbers[f"notebooks/{path.name}"] = {int(m.group(1)) for c in cells if c["cell_type"] == "markdown"
+                                             for m in re.finditer(r"^##\s+(\d+)\.", "".join(c["source"]), re.M)}
+    return numbers
+
+
+def test_every_taught_in_reference_resolves_to_a_section():
+    sections = _section_numbers()
+    checked, bad = 0, []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for m in TAUGHT_IN.finditer(path.read_text(encoding="utf-8")):
+            first, last = int(m.group(2)), int(m.group(3) or m.group(2))
+            wanted = range(first, last + 1) if "-" in m.group(0) else {first, last}
+            checked += 1
+            if m.group(1) not in sections or not all(k in sections[m.group(1)] for k in wanted):
+                bad.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert checked > 50, "the reference pattern no longer matches the docstrings"
+    assert bad == []
+
+
+@pytest.mark.parametrize("text", ["Taught in notebooks/99_none.ipynb, section 1",
+                                  "Taught in notebooks/04_recursive_splitting.ipynb, section 99"])
+def test_a_broken_reference_is_caught(text):
+    sections = _section_numbers()
+    m = TAUGHT_IN.search(text)
+    assert m.group(1) not in sections or int(m.group(2)) not in sections[m.group(1)]
