@@ -3,6 +3,11 @@
 A question's reference is an exact quote from the documents (whitespace and line breaks may
 differ), found by `read_questions`, or character spans; a quote that is not found is reported
 with the closest passage, so a typo is quick to fix.
+
+PDF, HTML and Word files (`READER_SUFFIXES`) are read by `course_lib.readers` into one extracted
+text (PDF pages end at form feeds, headings become Markdown lines). Quotes are matched against that
+text after the readers' own folding (`normalize_quote`: ligatures, no-break spaces), and a word
+broken by a hyphen at a line end in the quote ("reintroduc-\ning") matches the word joined.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARKDOWN_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalError", "Document", "Question", "read_documents",
-           "read_questions"]
+__all__ = ["MARKDOWN_SUFFIXES", "READER_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalError", "Document", "Question",
+           "read_documents", "read_questions"]
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".org", ".tex")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+READER_SUFFIXES = (".pdf", ".html", ".htm", ".docx")  # read by course_lib.readers
 
 
 class ChunkEvalError(ValueError):
@@ -31,10 +37,16 @@ class ChunkEvalError(ValueError):
 
 @dataclass(frozen=True)
 class Document:
-    """A text file of DOCS: `path` relative to DOCS (with "/"), `text` decoded from UTF-8, newlines as stored."""
+    """A file of DOCS: `path` relative to DOCS (with "/"), `text` decoded from UTF-8, newlines as stored,
+    or extracted by `course_lib.readers` (`kind` "pdf", "html", "docx"): then `page_ends` holds the
+    offset of each page's form feed (a PDF) and `dropped` the lines the reader left out (running
+    headers, page numbers, navigation), each with its page."""
 
     path: str
     text: str
+    kind: str = "text"
+    page_ends: tuple[int, ...] = ()
+    dropped: tuple[Any, ...] = ()  # course_lib.readers.DroppedLine
 
 
 @dataclass(frozen=True)
@@ -56,9 +68,11 @@ def _one_line(text: str, limit: int = 90) -> str:
 def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple[list[Document], list[str]]:
     """Every text file under `folder` (recursively, sorted; hidden files and folders left out).
 
-    Returns `(documents, skipped)`: `skipped` names the files that are not text (by suffix,
-    `TEXT_SUFFIXES`), empty, or (with `skip_bad_files`) not valid UTF-8. Raises `ChunkEvalError`
-    for a missing folder, a folder without any document, or a file that is not UTF-8.
+    Returns `(documents, skipped)`: `skipped` names the files that are neither text (by suffix,
+    `TEXT_SUFFIXES`) nor PDF, HTML or Word (`READER_SUFFIXES`), the empty ones, and (with
+    `skip_bad_files`) the bad ones with the reason. Raises `ChunkEvalError` for a missing folder, a
+    folder without any document, a file that is not UTF-8, or a PDF, HTML or Word file the reader
+    refuses (encrypted, no text layer, not really that format).
     """
     root = Path(folder)
     if not root.exists():
@@ -71,6 +85,16 @@ def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue
         name = relative.as_posix()
+        if path.suffix.lower() in READER_SUFFIXES:
+            document = _read_with_reader(path, name)
+            if isinstance(document, str):
+                if not skip_bad_files:
+                    raise ChunkEvalError(f"{name}: {document}; fix or remove it, or pass --skip-bad-files "
+                                         "to leave it out")
+                skipped.append(f"{name} ({document})")
+            else:
+                documents.append(document)
+            continue
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(name)
             continue
@@ -90,14 +114,36 @@ def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple
         documents.append(Document(name, text))
     if not documents:
         raise ChunkEvalError(
-            f"DOCS folder {str(root)!r} holds no text document ({', '.join(TEXT_SUFFIXES)}); "
+            f"DOCS folder {str(root)!r} holds no document ({', '.join(TEXT_SUFFIXES + READER_SUFFIXES)}); "
             + (f"skipped: {', '.join(skipped[:5])}" if skipped else "it is empty"))
     return documents, skipped
 
 
+def _read_with_reader(path: Path, name: str) -> Document | str:
+    """The file as `course_lib.readers` extracts it, or the one-line reason it cannot be read."""
+    from course_lib.readers import read_document
+
+    try:
+        extracted = read_document(path)
+    except ValueError as error:
+        return _one_line(str(error).removeprefix(f"{path}: ").replace(str(path), name), 200)
+    except ImportError as error:
+        raise ChunkEvalError(f"{name}: reading {path.suffix} files needs {error.name}; install the course's "
+                             "'readers' extra (pip install -e '.[readers]')") from None
+    return Document(name, extracted.text, extracted.kind, extracted.page_ends, extracted.dropped)
+
+
+_LINE_END_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\r?\n\s*(?=[^\W\d_])")
+
+
 def _quote_pattern(quote: str) -> re.Pattern:
-    """The quote with any run of whitespace matching any run of whitespace (line breaks included)."""
-    return re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
+    """The quote, folded as the readers fold text (`normalize_quote`), with any run of whitespace matching
+    any run of whitespace (line breaks included) and a hyphen at a line end matching the word joined,
+    with or without the hyphen (the readers keep it only in words the document writes hyphenated)."""
+    from course_lib.readers import normalize_quote
+
+    parts = _LINE_END_HYPHEN.split(normalize_quote(quote))
+    return re.compile("-?".join(r"\s+".join(re.escape(word) for word in part.split()) for part in parts))
 
 
 def _closest_passage(quote: str, documents: Sequence[Document]) -> str:
