@@ -126,9 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             contents[args.json] = json.dumps(report.to_dict(), indent=1) + "\n"
         if args.html is not None:
             contents[args.html] = render_html(report)
-        _write_outputs(contents, written)
         print(_summary(report))
-        print(format_table(report))
+        print(format_table(report), flush=True)  # shown even if an output cannot be written
+        _write_outputs(contents, written)
         if written:
             print(f"wrote {' and '.join(map(str, written))}")
         sys.stdout.flush()
