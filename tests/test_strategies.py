@@ -72,8 +72,8 @@ def test_options_are_sorted_in_the_id():
     ("recursive:1:2:3", "use name:size[:overlap]"),
     ("late:late:recursive:256", "embedding variants (late, headers) go first, once"),
     ("recursive:256?separators", "must be key=value"),
-    ("recursive:256?colour=red", "'recursive' has no option 'colour'; options: separators"),
-    ("fixed:256?separators=prose", "'fixed' has no option 'separators'; options: none"),
+    ("recursive:256?colour=red", "'recursive' has no option 'colour'; options: anchor, separators"),
+    ("fixed:256?separators=prose", "'fixed' has no option 'separators'; options: anchor"),
     ("recursive:256?separators=prose&separators=chroma", "given twice"),
     ("late:", "names no chunker"),
 ])

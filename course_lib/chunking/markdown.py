@@ -9,8 +9,9 @@ import re
 from typing import Any
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _validate
+from course_lib.chunking.fixed import ANCHORS, _check_anchor
 from course_lib.chunking.recursive import _recursive_chunks, _resolve_separators
-from course_lib.chunking.registry import TOKENIZER, register_strategy
+from course_lib.chunking.registry import TOKENIZER, choice, register_strategy
 from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["markdown_chunks", "markdown_sections"]
@@ -52,16 +53,20 @@ def markdown_sections(text: str) -> list[tuple[int, int, list[str]]]:
     return [(a, b, p) for a, b, p in sections if text[a:b].strip()]
 
 
-def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl100k_base") -> list[Chunk]:
+def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl100k_base",
+                    anchor: str | None = None) -> list[Chunk]:
     """Chunk each Markdown section on its own, so no chunk crosses a heading.
 
     Every chunk's `metadata["headings"]` holds its heading path. A section larger than
-    `size` is split recursively (paragraphs, lines, sentences, words) with `overlap`.
+    `size` is split recursively (paragraphs, lines, sentences, words) with `overlap`;
+    `anchor="paragraph"` anchors the cuts inside each section at paragraph starts, as
+    `recursive_chunks` does (notebook 12, section 2).
 
     Taught in notebooks/07_structure_aware_chunking.ipynb, section 2 (first met in
     notebooks/04_recursive_splitting.ipynb, section 6).
     """
     _validate(text, size, overlap)
+    _check_anchor(anchor)
     if not text.strip():
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
@@ -69,11 +74,11 @@ def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl
     chunks = []
     for a, b, path in markdown_sections(text):
         chunks += [_make_chunk(text, s, e, n, headings=path)
-                   for s, e, n in _recursive_chunks(measure, a, b, size, overlap, patterns)]
+                   for s, e, n in _recursive_chunks(measure, a, b, size, overlap, patterns, anchor=anchor)]
     return chunks
 
 
-@register_strategy("markdown", unit="cl100k tokens", options={},
-                   description="Markdown sections, never across a heading (notebook 07)")
-def _markdown(text: str, size: int, overlap: int) -> list[Chunk]:
-    return markdown_chunks(text, size, overlap, tokenizer=TOKENIZER)
+@register_strategy("markdown", unit="cl100k tokens", options={"anchor": choice(ANCHORS, "anchors")},
+                   description="Markdown sections, never across a heading (notebook 07); option anchor=paragraph")
+def _markdown(text: str, size: int, overlap: int, anchor: str | None = None) -> list[Chunk]:
+    return markdown_chunks(text, size, overlap, tokenizer=TOKENIZER, anchor=anchor)

@@ -19,7 +19,7 @@ from typing import Any, Union
 import regex
 
 from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
-from course_lib.chunking.fixed import _fixed_spans
+from course_lib.chunking.fixed import ANCHORS, _check_anchor, _fixed_spans, _paragraphs
 from course_lib.chunking.registry import TOKENIZER, choice, register_strategy
 from course_lib.chunking.sentences import SENTENCE_END, _sentence_rules, _SentenceEnds
 from course_lib.tokens import resolve_tokenizer
@@ -196,8 +196,12 @@ def _merge(
 
 
 def _recursive_chunks(measure: _Measure, a: int, b: int, size: int, overlap: int,
-                      patterns: list) -> list[tuple[int, int, int]]:
-    """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`."""
+                      patterns: list, *, anchor: str | None = None) -> list[tuple[int, int, int]]:
+    """Recursive splitting of [a, b) followed by one exact merge pass that enforces `size`;
+    with `anchor="paragraph"`, each group of paragraphs between anchored starts on its own."""
+    if anchor is not None:
+        return [chunk for pa, pb in _paragraphs(measure, a, b, size)
+                for chunk in _recursive_chunks(measure, pa, pb, size, overlap, patterns)]
     pieces = _split_recursive(measure, a, b, size, overlap, patterns)
     return _merge(measure, pieces, size, overlap, patterns, exact=True)
 
@@ -208,6 +212,7 @@ def recursive_chunks(
     overlap: int = 0,
     separators: str | Sequence[str] | None = None,
     tokenizer: Any = "cl100k_base",
+    anchor: str | None = None,
 ) -> list[Chunk]:
     """Split on a hierarchy of separators, recurse into oversized pieces, merge neighbours that fit.
 
@@ -220,19 +225,29 @@ def recursive_chunks(
     of the previous one, at most `overlap` tokens of them. No cut falls inside a
     user-perceived character (an extended grapheme cluster).
 
+    `anchor="paragraph"` chunks the whole paragraphs between anchored paragraph starts on their
+    own (starts picked by the text around them alone, as `fixed_size_chunks` does): the merge
+    never carries across one, so a cascade stops there and an edit re-cuts only the chunks near
+    it (notebook 12, section 2). The default `None` merges across the whole text.
+
     Taught in notebooks/04_recursive_splitting.ipynb, section 5 (the library version of
     the hand-built `hand_chunks`).
     """
     _validate(text, size, overlap)
+    _check_anchor(anchor)
     patterns = _resolve_separators(separators)
     if not text.strip():
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
-    return [_make_chunk(text, s, e, n) for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns)]
+    return [_make_chunk(text, s, e, n)
+            for s, e, n in _recursive_chunks(measure, 0, len(text), size, overlap, patterns, anchor=anchor)]
 
 
-@register_strategy("recursive", unit="cl100k tokens", options={"separators": choice(sorted(SEPARATORS), "the presets")},
+@register_strategy("recursive", unit="cl100k tokens",
+                   options={"separators": choice(sorted(SEPARATORS), "the presets"),
+                            "anchor": choice(ANCHORS, "anchors")},
                    description="separators highest level first, recurse, merge (notebook 04); "
-                               "option separators=<preset>")
-def _recursive(text: str, size: int, overlap: int, separators: str = "prose") -> list[Chunk]:
-    return recursive_chunks(text, size, overlap, separators=separators, tokenizer=TOKENIZER)
+                               "options separators=<preset>, anchor=paragraph")
+def _recursive(text: str, size: int, overlap: int, separators: str = "prose",
+               anchor: str | None = None) -> list[Chunk]:
+    return recursive_chunks(text, size, overlap, separators=separators, tokenizer=TOKENIZER, anchor=anchor)
