@@ -212,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["collection", "reports", "chroma"],
                         choices=["collection", "reports", "chroma"])
+    parser.add_argument("--corpora", nargs="+", default=list(cm.CHROMA_CORPORA), choices=cm.CHROMA_CORPORA,
+                        help="a subset of Chroma's corpora (the file is then named *_subset)")
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     args = parser.parse_args(argv)
 
@@ -220,11 +222,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.set_num_threads(1)
     model = load_embedding_model(max_seq_length=WINDOW)
     for name in args.datasets:
-        ds = cm.chroma_dataset(cm.CHROMA_CORPORA) if name == "chroma" else cm.course_dataset(name)
+        ds = cm.chroma_dataset(args.corpora) if name == "chroma" else cm.course_dataset(name)
+        subset = name == "chroma" and len(args.corpora) < len(cm.CHROMA_CORPORA)
         result = run(ds, model)
         result["versions"] = cm.versions()
         result["load_average_1min"] = round(os.getloadavg()[0], 2)
-        (args.out / f"late_interaction_{name}.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        result["corpora"] = sorted(ds.documents) if name == "chroma" else None
+        stem = f"late_interaction_{name}{'_subset' if subset else ''}"
+        (args.out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
         print(f"{name}: {len(ds.questions)} questions, {result['seconds']:.0f} s", flush=True)
         print(f"  {'method':20s} {'MRR':>6s} {'within':>6s} {'R@1':>6s} {'recall':>6s} {'IoU':>6s}")
         for m, v in result["methods"].items():
