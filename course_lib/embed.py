@@ -356,6 +356,8 @@ def _fsync_folder(folder: Path) -> None:
 def cache_write_problem(folder: str | Path) -> str | None:
     """Why vectors could not be saved under `folder` (checked before any model loads), or None."""
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        return f"cannot write the vector cache in {folder}: it is a file, not a folder"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
