@@ -4,7 +4,7 @@
     COURSE_DATA_DIR=/path/to/datasets nice -n 19 .venv/bin/python benchmarks/late_interaction.py --datasets chroma
 
 Same data, base chunks, budget and scoring as benchmarks/context_methods.py (notebook 10's table):
-its `course_dataset`/`chroma_dataset`, `Embedder`, `dense_order`, `first_hit` and `paired_interval`
+its `course_dataset`/`chroma_dataset`, `dense_order`, `first_hit` and `paired_interval`
 are called, not copied. Methods:
 
 - `naive`, `hybrid`: the baselines (MiniLM cosine; reciprocal rank fusion with BM25);
@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import context_methods as cm  # noqa: E402  (a sibling script: benchmarks/ is not a package)
 
+from course_lib.embed import embed_texts  # noqa: E402
 from course_lib.evaluation import budget_cutoff, span_scores  # noqa: E402
 from course_lib.late_interaction import RERANK_DEPTH, chunk_token_index, query_token_vectors, rerank  # noqa: E402
 from course_lib.models import MODEL_NAME, load_embedding_model  # noqa: E402
@@ -60,7 +61,7 @@ def orphan_opener(text: str) -> str | None:
     return next((w for w in OPENERS if re.match(rf"{w}\b", body)), None)
 
 
-def score_methods(ds: cm.Dataset, ranking: Callable[[str, int, str | None], list[int]],
+def score_methods(ds: cm.EvalSet, ranking: Callable[[str, int, str | None], list[int]],
                   methods: Sequence[str]) -> tuple[dict, dict, dict]:
     """Score each method's rankings of `ds.base` as benchmarks/context_methods.py does: MRR of the first
     span overlapping a reference (whole index and within the question's document), span recall and IoU
@@ -106,14 +107,16 @@ def score_methods(ds: cm.Dataset, ranking: Callable[[str, int, str | None], list
     return summary, per_question, seconds
 
 
-def run(ds: cm.Dataset, model) -> dict:
+def run(ds: cm.EvalSet, model) -> dict:
     began = time.perf_counter()
     base_texts = [ds.documents[d][s:e] for d, s, e in ds.base]
     docs_of = np.array([d for d, _, _ in ds.base])
     t0 = time.perf_counter()
     query_vectors = model.encode(ds.questions, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
     query_pooled_s = (time.perf_counter() - t0) / len(ds.questions)
-    naive_vectors, naive_s = cm.Embedder(model)(base_texts, f"{ds.name}: chunks")
+    t0 = time.perf_counter()
+    naive_vectors = embed_texts(model, base_texts)  # what context_methods embeds for `naive`
+    naive_s = time.perf_counter() - t0
     naive = cm.dense_order(query_vectors, naive_vectors)
     bm25 = bm25_rankings(base_texts, ds.questions)
     t0 = time.perf_counter()
@@ -186,7 +189,7 @@ def run(ds: cm.Dataset, model) -> dict:
     return result
 
 
-def misses(ds: cm.Dataset, per_question: dict[str, dict[str, list[float]]]) -> dict:
+def misses(ds: cm.EvalSet, per_question: dict[str, dict[str, list[float]]]) -> dict:
     """Notebook 06's questions missed at rank 1 by naive retrieval, split by whether the answer chunk
     opens with a reference word, and how many each reranker brings to rank 1."""
     rr = {m: np.array(v["rr"]) for m, v in per_question.items()}

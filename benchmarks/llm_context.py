@@ -289,6 +289,7 @@ def evaluate(names: Sequence[str]) -> dict:
     import numpy as np
     import torch
 
+    from course_lib.embed import embed_texts
     from course_lib.late import late_chunk_embeddings
     from course_lib.models import load_embedding_model
     from course_lib.retrieval import bm25_rankings, headed_texts, reciprocal_rank_fusion
@@ -311,12 +312,11 @@ def evaluate(names: Sequence[str]) -> dict:
                                    headings=ds.headings)
         noted = [f"{note_of[span]}\n\n{text}" for span, text in zip(ds.base, texts)]
         queries = model.encode(ds.questions, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-        embed = cm.Embedder(model)
         late = np.concatenate([late_chunk_embeddings(model, ds.documents[c], [(s, e) for d, s, e in ds.base if d == c],
                                                      window=512) for c in ds.documents])
-        dense = {"naive": cm.dense_order(queries, embed(texts, "chunks")[0]),
-                 "headers": cm.dense_order(queries, embed(headed, "headed")[0]),
-                 "notes": cm.dense_order(queries, embed(noted, "noted")[0]),
+        dense = {"naive": cm.dense_order(queries, embed_texts(model, texts)),
+                 "headers": cm.dense_order(queries, embed_texts(model, headed)),
+                 "notes": cm.dense_order(queries, embed_texts(model, noted)),
                  "late": cm.dense_order(queries, late)}
         lexical = {"naive": bm25_rankings(texts, ds.questions), "headers": bm25_rankings(headed, ds.questions),
                    "notes": bm25_rankings(noted, ds.questions)}
