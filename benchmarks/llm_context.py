@@ -162,7 +162,11 @@ def read_notes(path: Path = NOTES_FILE) -> tuple[dict | None, list[dict]]:
     return lines[0]["settings"], list(notes.values())
 
 
-def generate(names: Sequence[str], limit: int | None) -> None:
+def stored_keys() -> set[tuple]:
+    return {(n["dataset"], n["doc"], n["start"], n["end"]) for n in read_notes()[1]}
+
+
+def generate(names: Sequence[str], limit: int | None, reverse: bool = False) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -181,9 +185,10 @@ def generate(names: Sequence[str], limit: int | None) -> None:
             out.write(json.dumps({"settings": wanted}) + "\n")
         written = 0
         for name, documents, chunks in chunk_sets(names):
-            for i, (doc, start, end) in enumerate(chunks):
-                if (name, doc, start, end) in done:
-                    continue
+            order = list(enumerate(chunks))
+            for i, (doc, start, end) in reversed(order) if reverse else order:
+                if (name, doc, start, end) in done or (name, doc, start, end) in stored_keys():
+                    continue  # stored_keys: another worker (see --reverse) may have written it meanwhile
                 if limit is not None and written >= limit:
                     return
                 text = documents[doc]
@@ -394,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     g = sub.add_parser("generate", help="write the notes (resumes from results/llm_notes.jsonl)")
     g.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     g.add_argument("--limit", type=int, default=None, help="stop after this many new notes")
+    g.add_argument("--reverse", action="store_true", help="last chunk first: a second worker on the same data set")
     sub.add_parser("score", help="faithfulness and costs of the stored notes")
     e = sub.add_parser("evaluate", help="retrieval with the notes in front of the chunks")
     e.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
@@ -401,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     c.add_argument("--notes", type=int, default=5)
     args = parser.parse_args(argv)
     if args.command == "generate":
-        generate(args.datasets, args.limit)
+        generate(args.datasets, args.limit, args.reverse)
     elif args.command == "score":
         score()
     elif args.command == "evaluate":
