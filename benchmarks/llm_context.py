@@ -302,7 +302,8 @@ def evaluate(names: Sequence[str]) -> dict:
     torch.set_num_threads(1)
     _, notes = read_notes()
     model = load_embedding_model(max_seq_length=cm.MAX_SEQ_LENGTH)
-    out = {}
+    target = RESULTS / "llm_notes_retrieval.json"
+    out = json.loads(target.read_text(encoding="utf-8"))["datasets"] if target.exists() else {}  # others kept
     for name in names:
         ds = cm.chroma_dataset(["state_of_the_union"]) if name == "state_of_the_union" else cm.course_dataset(name)
         note_of = {(n["doc"], n["start"], n["end"]): n["note"] for n in notes if n["dataset"] == name}
@@ -348,7 +349,7 @@ def evaluate(names: Sequence[str]) -> dict:
     result = {"setup": "notes from results/llm_notes.jsonl put in front of the chunk (a blank line between) for "
                        "MiniLM and for BM25; headers and late chunking as benchmarks/context_methods.py",
               "datasets": out}
-    (RESULTS / "llm_notes_retrieval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    target.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
 
 
