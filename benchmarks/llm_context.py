@@ -217,7 +217,8 @@ def generate(names: Sequence[str], limit: int | None, reverse: bool = False) -> 
 
 
 def words(text: str) -> list[str]:
-    return WORD.findall(text)
+    """Words of `text`, a possessive 's dropped ("tern's" -> "tern")."""
+    return [w[:-2] if w.lower().endswith("'s") else w for w in WORD.findall(text)]
 
 
 def faithfulness(note: str, document: str, stopwords: set[str]) -> dict:
