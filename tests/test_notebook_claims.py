@@ -28,7 +28,6 @@ FAILING_TODAY = {
     "04_recursive_splitting.ipynb": 1,
     "07_structure_aware_chunking.ipynb": 2,
     "09_semantic_chunking.ipynb": 2,
-    "10_context_for_chunks.ipynb": 22,
     "11_your_documents.ipynb": 1,
     "12_from_notebook_to_production.ipynb": 3,
 }
