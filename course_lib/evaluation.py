@@ -26,6 +26,7 @@ character; ranges that only touch end to end do not overlap.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -39,9 +40,15 @@ __all__ = [
     "ReferenceGrades",
     "SpanScores",
     "VectorIndex",
+    "CAUSES",
+    "REFERENCE_OPENERS",
+    "answer_held",
     "budget_cutoff",
+    "exact_budget",
+    "miss_cause",
     "mrr",
     "ndcg_at_k",
+    "orphan_opener",
     "overlapping_indices",
     "overlaps_any",
     "precision_omega",
@@ -50,12 +57,15 @@ __all__ = [
     "reference_grades",
     "span_scores",
     "summarize",
+    "token_prefix_end",
 ]
 
 # The names every results file and comparison uses, each stored as a fraction in [0, 1]
 # (percent only in tables for people): recall_at_k = share of questions with a relevant
-# chunk in the top k; mrr; ndcg_at_10; and Chroma's span metrics.
-METRIC_NAMES: tuple[str, ...] = ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou")
+# chunk in the top k; mrr; ndcg_at_10; Chroma's span metrics; and answer_recall_at_k = share
+# of questions for which every quote has an occurrence wholly inside one chunk of the top k.
+METRIC_NAMES: tuple[str, ...] = ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou",
+                                 "answer_recall_at_k")
 
 # ---------------------------------------------------------------------------
 # Ranking metrics
@@ -190,6 +200,55 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
         if total > budget:
             return max(i, 1)
     return len(counts)
+
+
+def exact_budget(token_counts: Sequence[int], budget: int) -> list[int]:
+    """Tokens each ranked chunk gives under an exact budget: whole chunks in rank order while they
+    fit, then the first tokens of the next chunk, so the returned text totals `budget` tokens (less
+    only when the ranking runs out). Returns one count per chunk used, best first; the last may be
+    a part of its chunk. Text that overlapping chunks repeat counts toward the budget, as in
+    `budget_cutoff` (the whole-chunk rule, kept for the exercises of notebooks 05 and 08).
+
+    `token_counts[i]` is the size of the chunk at rank i in cl100k_base tokens; cut the last chunk
+    at its token boundary with `token_prefix_end`. An empty ranking returns `[]`.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
+    if budget < 1:
+        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
+    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
+        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+    taken: list[int] = []
+    left = int(budget)
+    for i, n in enumerate(token_counts):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"token_counts[{i}] = {n!r}: each count must be an int >= 0")
+        if left == 0:
+            break
+        taken.append(min(int(n), left))
+        left -= taken[-1]
+    return taken
+
+
+def token_prefix_end(text: str, n_tokens: int, tokenizer: Any = "cl100k_base") -> int:
+    """The character offset in `text` where its first `n_tokens` tokens end: the last token boundary
+    that keeps at most `n_tokens` tokens (a token that ends inside a character is left out).
+
+    `exact_budget`'s cut of the last chunk: `text[:token_prefix_end(text, m)]`.
+    """
+    from course_lib.tokens import resolve_tokenizer
+
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 0:
+        raise ValueError(f"n_tokens={n_tokens!r} must be an int >= 0")
+    bounds = resolve_tokenizer(tokenizer).token_bounds(text)
+    if bounds is None:
+        raise ValueError(f"tokenizer {tokenizer!r} only counts tokens; use one that gives token offsets")
+    if n_tokens >= len(bounds) - 1:
+        return len(text)
+    usable = bounds[:n_tokens + 1]
+    return int(usable[usable >= 0].max())
 
 
 # ---------------------------------------------------------------------------
@@ -403,6 +462,75 @@ def reference_grades(references: Iterable[DocSpan], chunk_spans: Sequence[DocSpa
     One question at a time; build a `ReferenceGrades` once to grade many questions against the same chunks.
     """
     return ReferenceGrades(chunk_spans)(references)
+
+
+def answer_held(retrieved: Iterable[DocSpan], quotes: Iterable[Iterable[DocSpan]]) -> bool:
+    """True when, for every quote, at least one of its occurrences lies wholly inside one retrieved span.
+
+    `quotes` holds one list of `(doc, start, end)` occurrences per quote of a question; `retrieved`
+    the returned chunks. The per-question value of `answer_recall_at_k`: stricter than sharing a
+    character, which a chunk holding one word of the answer already does.
+    """
+    spans = list(retrieved)
+    groups = [list(q) for q in quotes]
+    if not groups or not all(groups):
+        raise ValueError("quotes must hold at least one quote, each with at least one occurrence")
+    return all(any(d == rd and rs <= s and e <= re for d, s, e in group for rd, rs, re in spans) for group in groups)
+
+
+# Notebook 06's list of reference openers (section 7): a chunk that opens with one of them leans on
+# text it does not hold ("It must be replaced...", "Esto obliga a...").
+REFERENCE_OPENERS: dict[str, tuple[str, ...]] = {
+    "en": ("It", "Its", "This", "These", "That", "Those", "They", "Their", "He", "His", "She", "Her",
+           "The device", "The machine", "The unit", "Such"),
+    "es": ("Su", "Sus", "Esto", "Este", "Esta", "Estos", "Estas", "Ello", "Él", "Ella", "Dicho", "Dicha",
+           "Dichos", "Dichas", "Lo anterior", "El anterior", "La anterior"),
+}
+_HEADINGS = re.compile(r"\s*(?:#{1,6} [^\n]*\n\s*)*")
+
+
+def orphan_opener(text: str) -> str | None:
+    """The reference word `text` opens with, after any Markdown heading lines ("It", "Su", ...), or None.
+
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 7 (English and Spanish lists).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    body = text[_HEADINGS.match(text).end():]
+    return next((w for words in REFERENCE_OPENERS.values() for w in words if re.match(rf"{w}\b", body)), None)
+
+
+# The causes of a miss, first match wins, each with the fix the course teaches for it.
+CAUSES: dict[str, str] = {
+    "wrong_document": "no returned chunk comes from a document that holds the answer: give chunks their "
+                      "document's name and headings (headers:, notebook 10) or add BM25 for names and codes "
+                      "(hybrid:, notebook 10)",
+    "split": "no chunk holds the whole answer: the boundary cut it; use larger chunks or an overlap "
+             "(notebook 03) or a structure-aware chunker (markdown, notebook 07)",
+    "orphan": "the chunk holding the answer opens with a reference (It, This, Su, ...) to text before it: "
+              "try late chunking (late:, notebook 06) or headers: (notebook 10)",
+    "self_contained": "the chunk holds the answer and names its subject, yet ranks too low: a query or ranking "
+                      "problem; try hybrid: (notebook 10) or rewrite the question",
+}
+
+
+def miss_cause(returned: Sequence[DocSpan], ranked: Sequence[DocSpan], quotes: Sequence[Sequence[DocSpan]],
+               documents: Mapping[Hashable, str]) -> str:
+    """Why a question's answer is not wholly in the returned chunks: the first of `CAUSES` that applies.
+
+    `returned` are the chunks given to the reader, `ranked` every chunk of the strategy, best ranked
+    first, `quotes` the occurrences of each quote and `documents` the texts. `wrong_document`: no
+    returned chunk comes from a document holding an occurrence; `split`: some quote has no occurrence
+    wholly inside any chunk; `orphan`: the best-ranked chunk holding an occurrence wholly opens with a
+    reference word (`orphan_opener`); `self_contained` otherwise.
+    """
+    answer_docs = {d for group in quotes for d, _, _ in group}
+    if not any(d in answer_docs for d, _, _ in returned):
+        return "wrong_document"
+    if not all(answer_held(ranked, [group]) for group in quotes):
+        return "split"
+    holder = next(c for c in ranked if any(answer_held([c], [group]) for group in quotes))
+    return "orphan" if orphan_opener(documents[holder[0]][holder[1]:holder[2]]) else "self_contained"
 
 
 def summarize(scores: Sequence[float]) -> dict[str, float]:

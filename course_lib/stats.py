@@ -41,6 +41,7 @@ __all__ = [
     "Verdict",
     "calibrate_verdict",
     "mean_interval",
+    "mean_intervals",
     "paired_interval",
     "probability_best",
     "questions_needed",
@@ -173,6 +174,19 @@ def mean_interval(values: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
     values = _check_values("values", values)
     _check_settings(resamples, seed, level)
     return _interval(values, _counts(len(values), resamples, seed), level)
+
+
+def mean_intervals(per_question: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                   level: float = LEVEL) -> dict[str, Interval]:
+    """Each series' mean and bootstrap interval, all from one draw of resamples (as `mean_interval` each)."""
+    if not isinstance(per_question, Mapping) or not per_question:
+        raise TypeError("per_question must be a non-empty mapping of name -> per-question values")
+    checked = {name: _check_values(f"per_question[{name!r}]", values) for name, values in per_question.items()}
+    if len({len(v) for v in checked.values()}) > 1:
+        raise ValueError("per_question's series have different numbers of questions; give each the same questions")
+    _check_settings(resamples, seed, level)
+    counts = _counts(len(next(iter(checked.values()))), resamples, seed)
+    return {name: _interval(values, counts, level) for name, values in checked.items()}
 
 
 def _resampled_means(matrix: np.ndarray, counts: np.ndarray) -> np.ndarray:

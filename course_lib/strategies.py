@@ -1,6 +1,6 @@
 """Chunking strategies named by short ids such as `recursive:256:32`.
 
-An id is `name:size[:overlap][?key=value&...]`, optionally behind an embedding variant:
+An id is `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value&...]`:
 
 - `name` is a registered strategy (`fixed`, `recursive`, `sentence`, `markdown`,
   `semantic`: each chunker file of `course_lib.chunking` registers itself in
@@ -12,7 +12,13 @@ An id is `name:size[:overlap][?key=value&...]`, optionally behind an embedding v
   token strategy also takes `pages=keep` (`PAGE_OPTION`): it chunks each page (pages end at
   form feeds) on its own, so no chunk crosses a page, and marks `page_start`/`page_end`;
 - an embedding variant is a prefix (`late:recursive:256`, `headers:markdown:256`): it
-  changes how chunks are embedded, never the chunks themselves.
+  changes how chunks are embedded, never the chunks themselves; `late` and `headers` exclude
+  each other;
+- a retrieval mode goes before it (`RETRIEVAL_MODES`): `bm25:recursive:256` ranks the chunks by
+  BM25 over their text (nothing is embedded, so `bm25:late:` is refused), `hybrid:headers:recursive:256`
+  fuses (reciprocal rank fusion, k=60) BM25 over what the variant embeds with the dense ranking;
+- `rerank:` comes first of all; it is reserved for re-scoring the top 50 of what follows and is
+  refused for now (not available yet).
 
 This module holds the id grammar and the dispatch only: `parse_strategy` turns an id into a
 `StrategySpec`, `chunk_with` chunks a text by it and `result_stem` names results files after it.
@@ -39,6 +45,8 @@ from course_lib.chunking.registry import (  # re-exported: the registry lives at
 __all__ = [
     "EMBEDDING_VARIANTS",
     "PAGE_OPTION",
+    "RERANK_PREFIX",
+    "RETRIEVAL_MODES",
     "STRATEGIES",
     "TOKENIZER",
     "StrategyInfo",
@@ -50,6 +58,8 @@ __all__ = [
 ]
 
 _OPTION = re.compile(r"[A-Za-z0-9_.\-]+")
+RETRIEVAL_MODES: tuple[str, ...] = ("bm25", "hybrid")  # id prefixes that change how chunks are ranked
+RERANK_PREFIX = "rerank"  # reserved: re-scores the top 50 of the ranking that follows (not available yet)
 PAGE_OPTION = ("pages", "keep")  # `?pages=keep`, accepted by every strategy sized in cl100k tokens
 
 
@@ -61,14 +71,20 @@ class StrategySpec:
     size: int
     overlap: int = 0
     options: dict[str, str] = field(default_factory=dict, hash=False)
-    variant: str | None = None
+    variant: str | None = None  # "late", "headers" or None (`EMBEDDING_VARIANTS`)
+    retrieval: str | None = None  # "bm25", "hybrid" or None: dense only (`RETRIEVAL_MODES`)
 
     @property
     def id(self) -> str:
         text = f"{self.name}:{self.size}" + (f":{self.overlap}" if self.overlap else "")
         if self.options:
             text += "?" + "&".join(f"{k}={v}" for k, v in sorted(self.options.items()))
-        return f"{self.variant}:{text}" if self.variant else text
+        return ":".join(p for p in (self.retrieval, self.variant, text) if p)
+
+    @property
+    def embeds(self) -> bool:
+        """Whether the strategy needs vectors: every one but `bm25:`."""
+        return self.retrieval != "bm25"
 
     def __str__(self) -> str:
         return self.id
@@ -85,9 +101,10 @@ def _int_field(spec: str, what: str, value: str) -> int:
 
 
 def parse_strategy(spec: str) -> StrategySpec:
-    """Parse `[variant:]name:size[:overlap][?key=value&...]` into a `StrategySpec`.
+    """Parse `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value&...]` into a `StrategySpec`.
 
-    Raises `ValueError` naming the part that is wrong and how to write it.
+    Raises `ValueError` naming the part that is wrong and how to write it (`rerank:` is parsed and
+    refused: not available yet).
     """
     if isinstance(spec, StrategySpec):
         return spec
@@ -95,9 +112,21 @@ def parse_strategy(spec: str) -> StrategySpec:
         raise TypeError(f"spec must be a strategy id such as 'recursive:256:32', not {type(spec).__name__}")
     body, _, query = spec.strip().partition("?")
     parts = body.split(":")
-    variant = None
-    if parts[0] in EMBEDDING_VARIANTS:
+    rerank = retrieval = variant = None
+    if parts[0] == RERANK_PREFIX:
+        rerank, parts = parts[0], parts[1:]
+    if parts and parts[0] in RETRIEVAL_MODES:
+        retrieval, parts = parts[0], parts[1:]
+    if parts and parts[0] in EMBEDDING_VARIANTS:
         variant, parts = parts[0], parts[1:]
+    if parts and parts[0] in (*EMBEDDING_VARIANTS, *RETRIEVAL_MODES, RERANK_PREFIX):
+        hint = (f"embedding variants ({', '.join(EMBEDDING_VARIANTS)}) go first, once" if parts[0] in EMBEDDING_VARIANTS
+                else f"retrieval modes ({', '.join(RETRIEVAL_MODES)}) and {RERANK_PREFIX} come before them, once")
+        raise ValueError(f"strategy {spec!r}: prefix {parts[0]!r} is misplaced or repeated; {hint}: write "
+                         "[rerank:][bm25:|hybrid:][late:|headers:]name:size, e.g. 'hybrid:headers:recursive:256'")
+    if retrieval == "bm25" and variant == "late":
+        raise ValueError(f"strategy {spec!r}: bm25 embeds nothing, so late chunking does not apply; "
+                         "write 'bm25:recursive:256', or 'hybrid:late:recursive:256' to fuse BM25 with late vectors")
     if not parts or not parts[0]:
         raise ValueError(f"strategy {spec!r} names no chunker; write name:size, e.g. 'recursive:256'")
     name = parts[0]
@@ -135,11 +164,15 @@ def parse_strategy(spec: str) -> StrategySpec:
                 also = "; every token strategy also takes pages=keep" if _pages_apply(info) else ""
                 raise ValueError(f"strategy {spec!r}: {name!r} has no option {key!r}; options: {allowed}{also}")
             options[key] = value
-    return StrategySpec(name, size, overlap, options, variant)
+    if rerank:
+        rest = ":".join(p for p in (retrieval, variant, StrategySpec(name, size, overlap, options).id) if p)
+        raise ValueError(f"strategy {spec!r}: rerank: (re-scoring the top 50 of {rest!r}) is reserved and not "
+                         f"available yet; use {rest!r}")
+    return StrategySpec(name, size, overlap, options, variant, retrieval)
 
 
 def chunk_with(spec: str | StrategySpec, text: str, *, model: Any = None) -> list[Chunk]:
-    """Chunk `text` by the strategy id `spec` (the embedding variant does not change the chunks)."""
+    """Chunk `text` by the strategy id `spec` (the embedding variant and the retrieval mode do not change the chunks)."""
     spec = parse_strategy(spec)
     info = STRATEGIES[spec.name]
     options: dict[str, Any] = dict(spec.options)
@@ -163,7 +196,8 @@ def _pages_apply(info: StrategyInfo) -> bool:
 
 
 def result_stem(spec: str | StrategySpec) -> str:
-    """A file-name stem for results of `spec`: `late:recursive:256:32` -> `late_recursive_256_32`.
+    """A file-name stem for results of `spec`: `late:recursive:256:32` -> `late_recursive_256_32`,
+    `hybrid:headers:markdown:256` -> `hybrid_headers_markdown_256`.
 
     `:` becomes `_`, the options part starts with `__`, `=` becomes `-` and `&` `__`, so
     `semantic:256?method=cluster` -> `semantic_256__method-cluster`.

@@ -108,22 +108,54 @@ def write(folder: Path, docs=DOCS, questions=QUESTIONS, name="questions.jsonl") 
 # ---------------------------------------------------------------------------
 
 
-def reference_spans(q):
-    """Every occurrence of every quote (whitespace-tolerant), or the given spans."""
+def quote_spans(q):
+    """Each quote's occurrences (whitespace-tolerant), or each given span as a quote of its own."""
     if "spans" in q:
-        return [(q["document"], s, e) for s, e in q["spans"]]
-    quotes = q["answer"] if isinstance(q["answer"], list) else [q["answer"]]
+        return [[(q["document"], s, e)] for s, e in q["spans"]]
     out = []
-    for quote in quotes:
+    for quote in q["answer"] if isinstance(q["answer"], list) else [q["answer"]]:
         pattern = r"\s+".join(map(re.escape, quote.split()))
-        for path in sorted(DOCS):
-            if q.get("document") in (None, path):
-                out += [(path, m.start(), m.end()) for m in re.finditer(pattern, DOCS[path])]
+        out.append([(path, m.start(), m.end()) for path in sorted(DOCS) if q.get("document") in (None, path)
+                    for m in re.finditer(pattern, DOCS[path])])
     return out
 
 
-def by_hand(chunks, vectors, k, budget=None, tokens=None):
-    """Rank, relevance and every metric in plain Python: chunks are (doc, start, end) in index order."""
+def reference_spans(q):
+    """Every occurrence of every quote (whitespace-tolerant), or the given spans."""
+    return [span for group in quote_spans(q) for span in group]
+
+
+def budget_by_hand(ranking, chunks, tokens, budget):
+    """Whole chunks while they fit, then the next one cut after the tokens that still fit (tiktoken's bytes)."""
+    from course_lib.tokens import get_encoding
+
+    encoding = get_encoding("cl100k_base")
+    out, used = [], 0
+    for i in ranking:
+        d, s, e = chunks[i]
+        if used + tokens[i] <= budget:
+            out.append((d, s, e))
+            used += tokens[i]
+            if used == budget:
+                break
+            continue
+        ids = encoding.encode_ordinary(DOCS[d][s:e])[: budget - used]
+        prefix = b"".join(encoding.decode_single_token_bytes(t) for t in ids).decode("utf-8", errors="ignore")
+        if prefix:
+            out.append((d, s, s + len(prefix)))
+        used = budget
+        break
+    return out, used
+
+
+def opens_with_reference(text):
+    body = re.sub(r"^\s*(#{1,6} [^\n]*\n\s*)*", "", text)
+    return re.match(r"(It|Its|This|These|They|Their|Such|Esto|Su|Sus)\b", body) is not None
+
+
+def by_hand(chunks, vectors, k, budget=None, tokens=None, detail=None):
+    """Rank, relevance and every metric in plain Python: chunks are (doc, start, end) in index order.
+    `detail` (a dict) receives each question's cause and returned tokens."""
     v = vectors.astype(np.float32)
     v = v / np.linalg.norm(v, axis=1, keepdims=True)
     totals = {m: 0.0 for m in METRIC_NAMES}
@@ -138,24 +170,41 @@ def by_hand(chunks, vectors, k, budget=None, tokens=None):
         held = [len({(d, c) for c in range(s, e)} & refs) for d, s, e in chunks]
         grade = [h / len(refs) for h in held]
         rank = next(r for r, i in enumerate(ranking, 1) if held[i])
-        totals["recall_at_k"] += rank <= k
         totals["mrr"] += 1 / rank
         dcg = sum(grade[i] / math.log2(r + 1) for r, i in enumerate(ranking[:10], 1))
         ideal = sorted(grade, reverse=True)[:10]
         totals["ndcg_at_10"] += dcg / sum(g / math.log2(r + 1) for r, g in enumerate(ideal, 1))
-        n = k
-        if budget is not None:
-            n, used = 0, 0
-            while n < len(ranking) and used + tokens[ranking[n]] <= budget:
-                used += tokens[ranking[n]]
-                n += 1
-            n = max(n, 1)
-        retrieved = [chunks[i] for i in ranking[:n]]
-        covered = len({(d, c) for d, s, e in retrieved for c in range(s, e)} & refs)
+        if budget is None:
+            retrieved = [chunks[i] for i in ranking[:k]]
+            returned_tokens = sum(tokens[i] for i in ranking[:k]) if tokens else None
+        else:
+            retrieved, returned_tokens = budget_by_hand(ranking, chunks, tokens, budget)
+        chars = {(d, c) for d, s, e in retrieved for c in range(s, e)}
+        covered = len(chars & refs)
         length = sum(e - s for _, s, e in retrieved)
+        totals["recall_at_k"] += covered > 0
         totals["span_recall"] += covered / len(refs)
         totals["span_precision"] += covered / length
         totals["iou"] += covered / (length + len(refs) - covered)
+        quotes = quote_spans(q)
+
+        def holds(spans, group):
+            return any(rd == d and rs <= s and e <= re_ for d, s, e in group for rd, rs, re_ in spans)
+
+        whole = all(holds(retrieved, group) for group in quotes)
+        totals["answer_recall_at_k"] += whole
+        if detail is not None:
+            if whole:
+                cause = None
+            elif not {d for d, _, _ in retrieved} & {d for g in quotes for d, _, _ in g}:
+                cause = "wrong_document"
+            elif not all(holds(chunks, group) for group in quotes):
+                cause = "split"
+            else:
+                first = next(chunks[i] for i in ranking if any(holds([chunks[i]], g) for g in quotes))
+                cause = "orphan" if opens_with_reference(DOCS[first[0]][first[1]:first[2]]) else "self_contained"
+            detail.setdefault("causes", []).append(cause)
+            detail.setdefault("returned_tokens", []).append(returned_tokens)
     return {m: value / len(QUESTIONS) for m, value in totals.items()}
 
 
@@ -175,7 +224,7 @@ def folder(tmp_path):
     return write(tmp_path)
 
 
-@pytest.mark.parametrize("budget", [None, 40])
+@pytest.mark.parametrize("budget", [None, 40, 7])
 def test_figures_match_an_independent_computation(folder, budget):
     docs, questions = folder
     report = evaluate(docs, questions, ["fixed:12", "recursive:16:4", "late:fixed:12"], k=2, budget=budget,
@@ -188,14 +237,22 @@ def test_figures_match_an_independent_computation(folder, budget):
         texts = [DOCS[d][s:e] for d, s, e in chunks]
         tokens = [count_tokens(t) for t in texts]
         vectors = late_by_hand(chunks) if r.strategy.startswith("late") else np.stack([bag(t) for t in texts])
-        expected = by_hand(chunks, vectors, k=2, budget=budget, tokens=tokens)
+        detail = {}
+        expected = by_hand(chunks, vectors, k=2, budget=budget, tokens=tokens, detail=detail)
         for metric, value in expected.items():
             assert r.metrics[metric] == pytest.approx(value, abs=1e-9), (r.strategy, metric)
         assert r.chunks == len(chunks) and r.index_bytes == len(chunks) * DIM * 4
         assert r.mean_tokens == pytest.approx(np.mean(tokens))
+        assert r.returned_tokens == pytest.approx(np.mean(detail["returned_tokens"]))
+        assert r.causes == detail["causes"], r.strategy
+        if budget is not None:
+            assert all(n == budget for n in detail["returned_tokens"]), "an exact budget returns exactly B tokens"
     keys = [(-r.metrics["recall_at_k"], -r.metrics["ndcg_at_10"]) for r in report.results]
     assert keys == sorted(keys), "results must come best first"
     assert len({r.metrics["mrr"] for r in report.results}) > 1, "the strategies should not all score alike"
+    causes = {c for r in report.results for c in r.causes}
+    if budget == 7:
+        assert {"split", "wrong_document"} <= causes, causes
 
 
 def test_quotes_tolerate_whitespace_and_count_every_occurrence(folder):
@@ -224,9 +281,12 @@ def test_default_grid_has_markdown_only_for_markdown(folder):
     docs, _ = folder
     documents, _ = chunk_eval.read_documents(docs)
     grid = chunk_eval.default_strategies(documents)
-    assert len(grid) == 18 and "markdown:256" in grid and "late:recursive:384" in grid
+    assert grid == ["recursive:64", "recursive:128", "recursive:256", "recursive:512", "markdown:64", "markdown:128",
+                    "markdown:256", "markdown:512", "fixed:256", "recursive:256:32", "headers:recursive:256",
+                    "headers:markdown:256", "hybrid:recursive:256", "hybrid:markdown:256", "late:recursive:256",
+                    "late:markdown:256"]
     plain = chunk_eval.default_strategies([d for d in documents if not d.path.endswith(".md")])
-    assert len(plain) == 12 and not any("markdown" in s for s in plain)
+    assert len(plain) == 9 and not any("markdown" in s for s in plain)
 
 
 # ---------------------------------------------------------------------------
@@ -252,7 +312,7 @@ def test_command_writes_json_and_table(folder, tmp_path, toy_model, capsys):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert (data["k"], data["documents"], data["questions"]) == (3, 3, len(QUESTIONS))
     assert data["skipped"] == ["diagram.png"]
-    assert "skipped 1 files: diagram.png" in captured.out
+    assert "skipped 1 file: diagram.png" in captured.out
     for row in data["results"]:
         assert set(row) >= {"strategy", *METRIC_NAMES, "chunks", "mean_tokens", "index_bytes", "seconds"}
         assert all(0 <= row[m] <= 1 for m in METRIC_NAMES), "metrics are fractions in JSON"
@@ -344,7 +404,7 @@ def run_bad(capsys, args, out: Path) -> str:
     ("missing folder", "does not exist"),
     ("docs is a file", "is a file, not a folder"),
     ("empty folder", "it is empty"),
-    ("only non-text files", "holds no text document"),
+    ("only non-text files", "holds no document ("),
     ("missing questions", "QUESTIONS file"),
     ("bad utf-8", "bad.txt is not valid UTF-8 (byte 0xff at byte offset 6)"),
     ("malformed jsonl", "questions.jsonl line 2: not valid JSON"),
@@ -421,7 +481,7 @@ def test_skip_bad_files_lists_them(tmp_path, capsys, toy_model):
     docs, questions = write(tmp_path)
     (docs / "bad.txt").write_bytes(b"\xff\xfe")
     assert main([str(docs), str(questions), "--strategy", "fixed:12", "--no-cache", "--quiet", "--skip-bad-files"]) == 0
-    assert "skipped 1 files: bad.txt (not UTF-8)" in capsys.readouterr().out
+    assert "skipped 1 file: bad.txt (not UTF-8)" in capsys.readouterr().out
 
 
 def test_a_chunker_error_names_the_strategy_and_the_document(tmp_path, capsys, toy_model):

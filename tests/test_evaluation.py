@@ -422,7 +422,8 @@ def test_budget_cutoff_errors(counts, budget, error, message):
 
 
 def test_metric_names():
-    assert METRIC_NAMES == ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou")
+    assert METRIC_NAMES == ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou",
+                            "answer_recall_at_k")
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,4 +1,5 @@
-"""The `chunk-eval` command: arguments, the quiet offline environment, atomic writes, exit status."""
+"""The `chunk-eval` command: arguments, the quiet offline environment, atomic writes, the regression gate,
+exit status (0; 1 when `--baseline` finds a strategy worse; 2 on bad input; 130 on Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,61 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from course_lib.chunk_eval.inputs import TEXT_SUFFIXES, ChunkEvalError
-from course_lib.chunk_eval.report import _summary, format_table, render_html
-from course_lib.chunk_eval.run import evaluate
+from course_lib.chunk_eval.report import format_text, render_html
+from course_lib.chunk_eval.run import EvalReport, evaluate
 from course_lib.embed import DEFAULT_CACHE, cache_write_problem
+from course_lib.evaluation import METRIC_NAMES
 from course_lib.settings import OFFLINE_ENV, QUIET_ENV
+from course_lib.stats import paired_interval
 
 __all__ = ["main"]
+
+
+def _read_baseline(path: Path) -> dict:
+    """The baseline run's JSON, checked for what the gate reads (before any work)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ChunkEvalError(f"--baseline {str(path)!r}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ChunkEvalError(f"--baseline {str(path)!r} is not a chunk-eval JSON file ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("per_question"), list) or "inputs_sha256" not in data:
+        raise ChunkEvalError(f"--baseline {str(path)!r} is not a chunk-eval JSON file with per_question and "
+                             "inputs_sha256; write one with this version's --json")
+    return data
+
+
+def regressions(report: EvalReport, baseline: dict, name: str = "baseline") -> list[str]:
+    """One line per strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies
+    entirely below zero. Raises `ChunkEvalError("not comparable: ...")` unless the inputs, the question
+    ids, k, the budget and every strategy match."""
+    problems = []
+    if baseline.get("inputs_sha256") != report.inputs_sha256:
+        problems.append("the documents or questions differ (inputs_sha256)")
+    ids = [q.get("id") for q in baseline["per_question"] if isinstance(q, dict)]
+    if ids != [q.id for q in report.questions]:
+        problems.append("the question ids differ")
+    for key, value in (("k", report.k), ("budget", report.budget)):
+        if baseline.get(key) != value:
+            problems.append(f"{key} is {value} here and {baseline.get(key)} in {name}")
+    if problems:
+        raise ChunkEvalError("not comparable: " + "; ".join(problems))
+    old = {}
+    for r in report.results:
+        try:
+            old[r.strategy] = [float(q["results"][r.strategy]["metrics"][report.metric])
+                               for q in baseline["per_question"]]
+        except (KeyError, TypeError, ValueError):
+            raise ChunkEvalError(f"not comparable: {r.strategy} or its {report.metric} is not in {name}") from None
+    lines = []
+    for r in report.results:
+        if len(report.questions) < 2:
+            break
+        delta = paired_interval(r.per_question[report.metric], old[r.strategy])
+        if delta.high < 0:
+            lines.append(f"{r.strategy}: {report.metric} {delta.mean:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}] "
+                         f"against {name} (95% paired interval below zero)")
+    return lines
 
 
 def _write_outputs(outputs: dict[Path, str], written: list[Path]) -> None:
@@ -86,12 +136,19 @@ def _parser() -> argparse.ArgumentParser:
                         f"({' '.join(TEXT_SUFFIXES)}; UTF-8)")
     parser.add_argument("questions", metavar="QUESTIONS", help="JSONL or CSV: question, answer (an exact quote), "
                         "optional document; JSONL may give spans instead of answer")
-    parser.add_argument("--strategy", action="append", metavar="SPEC", help="a strategy id such as fixed:256, "
-                        "recursive:256:32, sentence:5:1, late:recursive:256 (repeatable; default: a grid of "
-                        "fixed, recursive and markdown at 128, 256, 384 tokens, naive and late)")
+    parser.add_argument("--strategy", action="append", metavar="SPEC", help="a strategy id "
+                        "[bm25:|hybrid:][late:|headers:]chunker:size[:overlap][?options], such as fixed:256, "
+                        "recursive:256:32, late:recursive:256, hybrid:headers:markdown:256 (repeatable; default: "
+                        "recursive (and markdown) at 64, 128, 256, 512; fixed:256; recursive:256:32; headers:, "
+                        "hybrid: and late: of recursive:256 (and markdown:256))")
     parser.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
-    parser.add_argument("--budget", type=int, metavar="TOKENS", help="score span metrics on the chunks that fit "
-                        "this many cl100k tokens instead of the top k")
+    parser.add_argument("--budget", type=int, metavar="TOKENS", help="score recall, answer recall and span "
+                        "metrics on exactly this many cl100k tokens of ranked text (whole chunks, then the next one "
+                        "cut) instead of the top k")
+    parser.add_argument("--metric", default="recall_at_k", choices=METRIC_NAMES, metavar="NAME",
+                        help=f"the verdict's metric (default recall_at_k; one of {', '.join(METRIC_NAMES)})")
+    parser.add_argument("--baseline", metavar="OLD.json", type=Path, help="an earlier run's --json: exit 1 if a "
+                        "strategy's paired 95%% interval against it lies below zero (exit 2 if not comparable)")
     parser.add_argument("--model", metavar="PATH", help="a local SentenceTransformer folder (default: the "
                         "course's all-MiniLM-L6-v2)")
     parser.add_argument("--cache", metavar="DIR", default=str(DEFAULT_CACHE),
@@ -114,11 +171,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         outputs = [p for p in (args.json, args.html) if p is not None]
         _check_outputs(outputs)
+        baseline = _read_baseline(args.baseline) if args.baseline is not None else None
         cache = None if args.no_cache else Path(args.cache)
         problem = cache_write_problem(cache) if cache is not None else None
         if problem:  # found before the model loads: the run still works, it only saves nothing
             _warn(f"{problem}; this run's vectors will not be saved (choose another --cache folder)")
-        report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, model=args.model,
+        report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
+                          model=args.model,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
                           quiet=args.quiet, on_warning=_warn)
         contents = {}
@@ -126,12 +185,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             contents[args.json] = json.dumps(report.to_dict(), indent=1) + "\n"
         if args.html is not None:
             contents[args.html] = render_html(report)
-        print(_summary(report))
-        print(format_table(report), flush=True)  # shown even if an output cannot be written
+        print(format_text(report), flush=True)  # shown even if an output cannot be written
         _write_outputs(contents, written)
         if written:
             print(f"wrote {' and '.join(map(str, written))}")
         sys.stdout.flush()
+        if baseline is not None:
+            failing = regressions(report, baseline, str(args.baseline))
+            for line in failing:
+                print(f"chunk-eval: regression: {line}", file=sys.stderr)
+            if failing:
+                return 1
+            print(f"baseline {args.baseline}: no strategy is worse on {report.metric} "
+                  f"({len(report.results)} compared)")
     except ChunkEvalError as error:
         print(f"chunk-eval: error: {error}", file=sys.stderr)
         return 2

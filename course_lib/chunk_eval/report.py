@@ -7,20 +7,38 @@ import html
 import io
 
 from course_lib.chunk_eval.inputs import _one_line
-from course_lib.chunk_eval.run import EvalReport
+from course_lib.chunk_eval.run import EvalReport, StrategyResult
 from course_lib.display import chunks_to_html
+from course_lib.evaluation import CAUSES
 
-__all__ = ["format_table", "render_html"]
+__all__ = ["format_table", "format_text", "render_html"]
 
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
 
 COLUMNS = (("recall_at_k", "recall@{k}"), ("mrr", "MRR"), ("ndcg_at_10", "nDCG@10"),
            ("span_recall", "span recall"), ("iou", "IoU"))
+CAUSE_SHORT = {"wrong_document": "wrong doc", "split": "split", "orphan": "orphan", "self_contained": "self-cont."}
+TITLES = {"recall_at_k": "recall@{k}", "mrr": "MRR", "ndcg_at_10": "nDCG@10", "span_recall": "span recall",
+          "span_precision": "span precision", "iou": "IoU", "answer_recall_at_k": "answer recall@{k}"}
 
 
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
+
+
+def _extra_head(report: EvalReport) -> list[str]:
+    metric = TITLES[report.metric].format(k=report.k)
+    return [TITLES["answer_recall_at_k"].format(k=report.k), f"{metric} 95% CI", "returned tokens",
+            *(f"misses: {CAUSE_SHORT[c]}" for c in CAUSES)]
+
+
+def _extra_cells(report: EvalReport, r: StrategyResult) -> list[str]:
+    interval = r.intervals.get(report.metric)
+    shown = f"[{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else "-"
+    counts = r.cause_counts
+    return [f"{100 * r.metrics['answer_recall_at_k']:.1f}", shown, f"{r.returned_tokens:.0f}",
+            *(str(counts[c]) for c in CAUSES)]
 
 
 def format_table(report: EvalReport, *, seconds: bool = True) -> str:
@@ -32,6 +50,9 @@ def format_table(report: EvalReport, *, seconds: bool = True) -> str:
         head.append("seconds")
         for row, r in zip(rows, report.results):
             row.append(f"{r.seconds:.1f}")
+    head += _extra_head(report)
+    for row, r in zip(rows, report.results):
+        row += _extra_cells(report, r)
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
 
     def line(row: list[str]) -> str:
@@ -40,16 +61,33 @@ def format_table(report: EvalReport, *, seconds: bool = True) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def _fixes(report: EvalReport) -> list[str]:
+    """One line per cause of failure that occurs: its count over all strategies and the fix the course teaches."""
+    totals = {c: sum(r.cause_counts[c] for r in report.results) for c in CAUSES}
+    return [f"{cause} ({n} misses over all strategies): {CAUSES[cause]}" for cause, n in totals.items() if n]
+
+
+def format_text(report: EvalReport, *, seconds: bool = True) -> str:
+    """What the command prints: the verdict first, the warnings, the summary, the table, the causes' fixes."""
+    parts = [report.verdict_text(), *(f"warning: {w}" for w in report.warnings), _summary(report),
+             format_table(report, seconds=seconds)]
+    fixes = _fixes(report)
+    if fixes:
+        parts.append("Misses (answer not wholly returned), by cause, and what to try:\n" +
+                     "\n".join(f"- {line}" for line in fixes))
+    return "\n".join(parts)
+
+
 def _summary(report: EvalReport) -> str:
     n_bytes = sum(len(d.text.encode("utf-8")) for d in report.documents)
-    scope = (f"span metrics over a budget of {report.budget} tokens" if report.budget
-             else f"span metrics over top {report.k}")
+    scope = (f"recall, answer recall and span metrics within an exact budget of {report.budget} tokens"
+             if report.budget else f"recall, answer recall and span metrics over the top {report.k}")
     text = (f"{len(report.documents)} documents ({_size(n_bytes)}), {len(report.questions)} questions, "
             f"{len(report.results)} strategies; {scope}; metrics in percent")
     if report.skipped:
         more = len(report.skipped) - 8
         shown = ", ".join(report.skipped[:8]) + (f" and {more} more" if more > 0 else "")
-        text += f"\nskipped {len(report.skipped)} files: {shown}"
+        text += f"\nskipped {len(report.skipped)} file{'s' if len(report.skipped) > 1 else ''}: {shown}"
     return text
 
 
@@ -88,16 +126,73 @@ def _passage_html(report: EvalReport, span: tuple[str, int, int], title: str, co
     return chunks_to_html(text[a:b], [(span[1] - a, span[2] - a)], title=title)
 
 
+def _where(report: EvalReport, span: tuple[str, int, int]) -> str:
+    """`file` or, for a paged document, `file, p. 37` (`pp. 37-38` across pages)."""
+    doc = next(d for d in report.documents if d.path == span[0])
+    if not doc.page_ends:
+        return doc.path
+    from course_lib.readers import page_span
+
+    first, last = page_span(doc.text, span[1], span[2])
+    return f"{doc.path}, p. {first}" if first == last else f"{doc.path}, pp. {first}-{last}"
+
+
+def _marked(report: EvalReport, span: tuple[str, int, int], references, context: int = 300) -> str:
+    """The chunk's text (cut to `context` characters around the reference if long), the reference in <mark>."""
+    doc, start, end = span
+    text = next(d.text for d in report.documents if d.path == doc)
+    inside = sorted((max(s, start), min(e, end)) for d, s, e in references if d == doc and s < end and start < e)
+    a, b = start, end
+    if inside and end - start > 2 * context + 200:
+        a, b = max(start, inside[0][0] - context), min(end, inside[-1][1] + context)
+    out, at = [], a
+    for s, e in inside:
+        s, e = max(s, at), min(e, b)
+        if s >= e:
+            continue
+        out += [html.escape(text[at:s]), "<mark>", html.escape(text[s:e]), "</mark>"]
+        at = e
+    out.append(html.escape(text[at:b]))
+    return ("… " if a > start else "") + "".join(out) + (" …" if b < end else "")
+
+
+def _question_html(report: EvalReport, i: int) -> str:
+    """One question, openable: its reference, and per strategy its rank, cause and best chunk, quote marked."""
+    e = html.escape
+    q = report.questions[i]
+    hits = sum(r.hit[i] for r in report.results)
+    rows = []
+    for r in report.results:
+        rank = r.first_rank[i]
+        cause = r.causes[i]
+        verdict = "answer returned whole" if cause is None else f"missed: {cause}"
+        best = r.best_relevant[i]
+        chunk = (f'<div class="chunk"><small>best chunk holding the reference, rank {rank} ({e(_where(report, best))})'
+                 f"</small><pre>{_marked(report, best, q.spans)}</pre></div>" if best is not None
+                 else "<p><small>no chunk shares a character with the reference</small></p>")
+        rows.append(f'<div class="strategy"><b>{e(r.strategy)}</b>: rank {rank or "none"}; '
+                    f'<span class="cause">{e(verdict)}</span>{chunk}</div>')
+    return (f'<details class="question" id="q-{e(q.id)}"><summary>{e(q.id)}. {e(q.question)} '
+            f"({hits} of {len(report.results)} strategies hit)</summary>{''.join(rows)}</details>")
+
+
 def render_html(report: EvalReport) -> str:
-    """A self-contained HTML report: the table, the plots (inline PNG) and the questions every strategy missed."""
+    """A self-contained HTML report: the verdict and warnings, the table, the plots (inline PNG), every
+    question (openable, its quote marked in each strategy's best chunk, its cause) and the missed ones."""
     e = html.escape
     head = "".join(f"<th>{e(t.format(k=report.k))}</th>" for t in
-                   ["strategy", *(t for _, t in COLUMNS), "chunks", "mean tokens", "index", "seconds"])
+                   ["strategy", *(t for _, t in COLUMNS), "chunks", "mean tokens", "index", "seconds",
+                    *_extra_head(report)])
     body = "".join(
         "<tr>" + f"<td>{e(r.strategy)}</td>" + "".join(f"<td>{100 * r.metrics[m]:.1f}</td>" for m, _ in COLUMNS)
-        + f"<td>{r.chunks}</td><td>{r.mean_tokens:.0f}</td><td>{_size(r.index_bytes)}</td><td>{r.seconds:.1f}</td></tr>"
+        + f"<td>{r.chunks}</td><td>{r.mean_tokens:.0f}</td><td>{_size(r.index_bytes)}</td><td>{r.seconds:.1f}</td>"
+        + "".join(f"<td>{e(c)}</td>" for c in _extra_cells(report, r)) + "</tr>"
         for r in report.results)
     png = base64.b64encode(_figure_png(report)).decode("ascii")
+    warnings = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
+    warnings_html = f'<ul id="warnings">{warnings}</ul>' if warnings else '<p id="warnings">No warnings.</p>'
+    fixes = "".join(f"<li>{e(line)}</li>" for line in _fixes(report)) or "<li>None: every answer was returned whole.</li>"
+    questions_html = "".join(_question_html(report, i) for i in range(len(report.questions)))
     missed = [i for i in range(len(report.questions)) if not any(r.hit[i] for r in report.results)]
     best = report.results[0]
     items = []
@@ -105,29 +200,42 @@ def render_html(report: EvalReport) -> str:
         q = report.questions[i]
         reference = " … ".join(_one_line(next(d.text for d in report.documents if d.path == doc)[s:t], 300)
                                for doc, s, t in q.spans[:3])
-        parts = [f"<h3>{e(q.id)}. {e(q.question)}</h3>", f"<p><b>reference:</b> {e(reference)}</p>",
-                 _passage_html(report, best.top[i], f"{best.strategy}: first chunk retrieved ({best.top[i][0]})")]
+        parts = [f"<h3>{e(q.id)}. {e(q.question)}</h3>", f"<p><b>reference:</b> {e(reference)}</p>"]
+        if best.top[i] is not None:
+            parts.append(_passage_html(report, best.top[i], f"{best.strategy}: first chunk retrieved "
+                                                             f"({_where(report, best.top[i])})"))
         if best.best_relevant[i] is not None:
             parts.append(_passage_html(report, best.best_relevant[i],
                                        f"{best.strategy}: best chunk holding the reference, "
-                                       f"rank {best.first_rank[i]} ({best.best_relevant[i][0]})"))
+                                       f"rank {best.first_rank[i]} ({_where(report, best.best_relevant[i])})"))
         items.append('<div class="missed">' + "".join(parts) + "</div>")
     more = f"<p>and {len(missed) - MISSED_SHOWN} more.</p>" if len(missed) > MISSED_SHOWN else ""
     missed_html = ("".join(items) + more) if missed else "<p>None: every question was found by some strategy.</p>"
+    scope = f"within {report.budget} tokens" if report.budget else f"top {report.k}"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chunk-eval report</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
-td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}.missed{{margin-bottom:2em}}</style>
+td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}.missed{{margin-bottom:2em}}
+#verdict{{font-size:1.1em;padding:.6em 1em;background:#eef5ff;border-left:4px solid #36c}}
+mark{{background:#ffe066}}pre{{white-space:pre-wrap;background:#fafafa;padding:.4em}}
+details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{color:#a33}}</style>
 </head><body>
 <h1>chunk-eval report</h1>
+<p id="verdict">{e(report.verdict_text())}</p>
+<h2>Warnings</h2>
+{warnings_html}
 <p>{e(_summary(report)).replace(chr(10), "<br>")}. Model: {e(report.model)}.</p>
 <h2>Results, best first</h2>
 <table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<h2>Misses by cause, and what to try</h2>
+<ul id="causes">{fixes}</ul>
 <h2>Recall and IoU against chunk size</h2>
 <img id="plots" alt="recall@{report.k} and IoU against mean chunk size, one line per strategy"
  src="data:image/png;base64,{png}">
-<h2>Questions every strategy missed (top {report.k}): {len(missed)}</h2>
+<h2>Every question ({scope}): open one to see each strategy's best chunk</h2>
+<div id="questions">{questions_html}</div>
+<h2>Questions every strategy missed ({scope}): {len(missed)}</h2>
 {missed_html}
 </body></html>
 """
