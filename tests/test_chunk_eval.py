@@ -576,3 +576,25 @@ def test_chroma_span_recall_equals_the_library_pipeline(minilm, tmp_path):
     assert result.metrics["span_recall"] == pytest.approx(np.mean(expected["recall"]), abs=1e-12)
     assert result.metrics["iou"] == pytest.approx(np.mean(expected["iou"]), abs=1e-12)
     assert result.metrics["span_precision"] == pytest.approx(np.mean(expected["precision"]), abs=1e-12)
+
+
+def test_hybrid_headers_reproduces_notebook_10s_collection(minilm, tmp_path):
+    """Notebook 10's collection (data/late_collection.json, sentence pairs) as a folder named by the titles:
+    chunk-eval's headers:, bm25:, hybrid: and hybrid:headers: of sentence:2 give the MRR that
+    benchmarks/context_methods.py stored in results/context_collection.json (4 decimals)."""
+    data = json.loads((ROOT / "data" / "late_collection.json").read_text(encoding="utf-8"))
+    stored = json.loads((ROOT / "results" / "context_collection.json").read_text(encoding="utf-8"))["methods"]
+    title = {d["id"]: d["title"] for d in data["documents"]}
+    (tmp_path / "docs").mkdir()
+    for d in data["documents"]:
+        (tmp_path / "docs" / f"{d['title']}.md").write_text(d["text"], encoding="utf-8")
+    with open(tmp_path / "q.jsonl", "w", encoding="utf-8") as out:
+        for q in data["questions"]:
+            out.write(json.dumps({"id": q["id"], "question": q["question"], "document": f"{title[q['doc_id']]}.md",
+                                  "spans": [[q["start"], q["end"]]]}) + "\n")
+    report = evaluate(tmp_path / "docs", tmp_path / "q.jsonl", ["sentence:2", "headers:sentence:2", "bm25:sentence:2",
+                      "hybrid:sentence:2", "hybrid:headers:sentence:2"], embedder=minilm, cache=None)
+    mrr = {r.strategy: r.metrics["mrr"] for r in report.results}
+    for strategy, method in [("sentence:2", "naive"), ("headers:sentence:2", "headers"), ("bm25:sentence:2", "bm25"),
+                             ("hybrid:sentence:2", "hybrid"), ("hybrid:headers:sentence:2", "hybrid+headers")]:
+        assert round(mrr[strategy], 4) == stored[method]["mrr"], (strategy, mrr[strategy], stored[method]["mrr"])
