@@ -58,6 +58,7 @@ __all__ = [
     "span_scores",
     "summarize",
     "token_prefix_end",
+    "unit_rows",
 ]
 
 # The names every results file and comparison uses, each stored as a fraction in [0, 1]
@@ -549,7 +550,8 @@ def summarize(scores: Sequence[float]) -> dict[str, float]:
 # ---------------------------------------------------------------------------
 
 
-def _as_matrix(name: str, vectors: Any) -> np.ndarray:
+def unit_rows(name: str, vectors: Any) -> np.ndarray:
+    """`vectors` (n, d) as float32 rows of length 1, so a dot product is a cosine; `name` names it in errors."""
     array = np.asarray(vectors)
     if array.dtype == object or not np.issubdtype(array.dtype, np.number):
         raise TypeError(f"{name} must be numeric vectors (a 2-D array), not {array.dtype}")
@@ -575,7 +577,7 @@ class VectorIndex:
     """
 
     def __init__(self, vectors: Any, ids: Sequence[Any] | None = None):
-        self.vectors = _as_matrix("vectors", vectors)
+        self.vectors = unit_rows("vectors", vectors)
         n = len(self.vectors)
         self.ids = list(range(n)) if ids is None else list(ids)
         if len(self.ids) != n:
@@ -596,7 +598,7 @@ class VectorIndex:
         """
         k = _check_k(k)
         q = np.asarray(queries)
-        q = _as_matrix("queries", q[None, :] if q.ndim == 1 else q)
+        q = unit_rows("queries", q[None, :] if q.ndim == 1 else q)
         if q.shape[1] != self.dim:
             raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
                              "embed queries with the same model as the vectors")
@@ -614,7 +616,7 @@ class VectorIndex:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} must be a positive int (queries per matrix product)")
         q = np.asarray(queries)
-        q = _as_matrix("queries", q[None, :] if q.ndim == 1 else q)
+        q = unit_rows("queries", q[None, :] if q.ndim == 1 else q)
         if q.shape[1] != self.dim:
             raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
                              "embed queries with the same model as the vectors")

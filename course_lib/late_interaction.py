@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from course_lib.evaluation import unit_rows
 from course_lib.late import content_token_ranges, token_vectors, tokenize_document
 
 __all__ = [
@@ -44,25 +45,12 @@ RERANK_DEPTH = 50  # how many results of a first-stage ranking the reranker resc
 BATCH_SIZE = 32  # texts per forward pass when each text is encoded alone
 
 
-def _unit_rows(name: str, matrix: Any) -> np.ndarray:
-    m = np.asarray(matrix, dtype=np.float64)
-    if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (one row per token), got shape {m.shape}")
-    if not np.isfinite(m).all():
-        raise ValueError(f"{name} holds NaN or infinite values; embed the text again")
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise ValueError(f"{name} row {int(np.argmax(norms[:, 0] == 0))} is the zero vector, which has no cosine; "
-                         "drop that token")
-    return m / norms
-
-
 def maxsim(query: Any, document: Any) -> float:
     """MaxSim of two token matrices: the sum over query rows of the best cosine with any document row.
 
-    `query` is (m, d) and `document` (n, d); rows need not be normalized.
+    `query` is (m, d) and `document` (n, d); rows need not be normalized. Computed in float32, as the index stores.
     """
-    q, d = _unit_rows("query", query), _unit_rows("document", document)
+    q, d = unit_rows("query", query), unit_rows("document", document)
     if q.shape[1] != d.shape[1]:
         raise ValueError(f"query has dimension {q.shape[1]} but document {d.shape[1]}; use one model for both")
     return float((q @ d.T).max(axis=1).sum())
@@ -101,7 +89,7 @@ class TokenIndex:
     def scores(self, query: Any, chunks: Sequence[int] | None = None) -> np.ndarray:
         """MaxSim score of every chunk (or of the chunks numbered `chunks`, in that order) for one
         query's token matrix (m, d)."""
-        q = _unit_rows("query", query).astype(np.float32)
+        q = unit_rows("query", query)
         if q.shape[1] != self.vectors.shape[1]:
             raise ValueError(f"query has dimension {q.shape[1]} but the index {self.vectors.shape[1]}; "
                              "embed queries with the model that built the index")
@@ -187,7 +175,7 @@ def _encode_alone(model: SentenceTransformer, texts: Sequence[str], what: str) -
             for row, i in enumerate(batch):
                 keep = np.flatnonzero(np.array(enc["special_tokens_mask"][i]) == 0)
                 out[i] = hidden[row, keep]
-    return [_unit_rows(f"{what}[{i}]", v).astype(np.float32) for i, v in enumerate(out)]
+    return [unit_rows(f"{what}[{i}]", v) for i, v in enumerate(out)]
 
 
 def query_token_vectors(model: SentenceTransformer, queries: Sequence[str]) -> list[np.ndarray]:
@@ -243,7 +231,7 @@ def chunk_token_index(model: SentenceTransformer, documents: Mapping[Hashable, s
             vectors = token_vectors(model, tokens, window, overlap)
             ranges = content_token_ranges(tokens, documents[doc], [spans[i][1:] for i in rows])
             for i, (a, b) in zip(rows, ranges):
-                per_chunk[i] = _unit_rows(f"spans[{i}]", vectors[a:b]).astype(np.float32)
+                per_chunk[i] = unit_rows(f"spans[{i}]", vectors[a:b])
     else:
         raise ValueError(f"how={how!r}: use 'alone' (each chunk encoded on its own) or 'late' (tokens from the "
                          "document's macro windows)")

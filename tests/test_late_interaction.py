@@ -46,12 +46,12 @@ def index_and_query(draw):
 
 @given(token_matrices(4), token_matrices(4))
 def test_maxsim_matches_brute_force(q, d):
-    assert maxsim(q, d) == pytest.approx(brute_maxsim(q, d), abs=1e-9)
+    assert maxsim(q, d) == pytest.approx(brute_maxsim(q, d), abs=1e-5)  # float32, as the index stores
 
 
 @given(token_matrices(3), st.floats(0.1, 10))
 def test_maxsim_ignores_row_lengths(q, scale):
-    assert maxsim(q * scale, q) == pytest.approx(len(q), abs=1e-9)  # each query token finds itself
+    assert maxsim(q * scale, q) == pytest.approx(len(q), abs=1e-5)  # each query token finds itself
 
 
 @settings(max_examples=60)
