@@ -28,29 +28,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-from course_lib.chunking import (
-    Chunk,
-    fixed_size_chunks,
-    markdown_sections,
-    split_sentences,
-)
 from course_lib.datasets import (
     CHROMA_CORPORA,
-    load_chroma_corpus,
-    load_chroma_questions,
 )
 from course_lib.embed import WINDOW, SentenceTransformerEmbedder, VectorCache, text_key
-from course_lib.evaluation import VectorIndex, budget_cutoff, span_scores
+from course_lib.evalsets import (
+    N_RESAMPLES,
+    EvalSet,
+    chroma_set,
+    course_set,
+    dense_order,
+    first_hit,
+    paired_interval,
+    versions,
+)
+from course_lib.evaluation import budget_cutoff, span_scores
 from course_lib.late import late_chunk_embeddings, pool_chunks, token_vectors, tokenize_document
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.retrieval import (
@@ -62,7 +61,6 @@ from course_lib.retrieval import (
     sentence_windows,
     small_to_big,
 )
-from course_lib.strategies import chunk_with, parse_strategy
 from course_lib.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,13 +69,6 @@ DATA = ROOT / "data"
 TOKENIZER = "cl100k_base"
 MAX_SEQ_LENGTH = WINDOW
 BLEND_WEIGHT = 0.5  # exercise 6.3's fixed weight, not tuned here
-COURSE_BASE = parse_strategy("sentence:2")  # pairs of sentences, as in notebook 06
-CHROMA_BASE = parse_strategy("recursive:250?separators=chroma")  # benchmarks/chroma_eval.py's recursive_250_0
-CHROMA_PARENT = parse_strategy("recursive:512?separators=chroma")
-SENTENCE_LIMIT = 96  # cl100k tokens; a longer "sentence" (a table, a log line) is cut into windows of this size
-N_RESAMPLES = 5000
-CHROMA_TITLES = {"chatlogs": "Chat logs", "finance": "Finance", "pubmed": "PubMed articles",
-                 "state_of_the_union": "State of the Union address", "wikitexts": "Wikipedia articles"}
 METHODS = ("naive", "headers", "bm25", "hybrid", "hybrid+headers", "late", "blend", "parent-child", "sentence-window")
 DESCRIPTIONS = {
     "naive": "each base chunk embedded on its own (MiniLM), cosine ranking",
@@ -90,103 +81,6 @@ DESCRIPTIONS = {
     "parent-child": "sentences (cut at the sentence limit) indexed, their parent returned once",
     "sentence-window": "sentences indexed, each hit returned with its neighbouring sentences, never twice",
 }
-
-
-@dataclass
-class EvalSet:
-    """Documents, questions and the units each method indexes or returns, all as character spans."""
-
-    name: str
-    documents: dict[str, str]
-    titles: dict[str, str | None]
-    questions: list[str]
-    question_docs: list[str]
-    references: list[list[tuple[str, int, int]]]
-    base: list[tuple[str, int, int]]
-    parents: list[tuple[str, int, int]]
-    sentences: list[tuple[str, int, int]]
-    budget: int
-    window: int
-    headings: bool
-    setup: dict = field(default_factory=dict)
-
-
-def sentence_units(text: str, limit: int = SENTENCE_LIMIT) -> list[tuple[int, int]]:
-    """The sentences of `text`; one longer than `limit` cl100k tokens is cut into fixed windows of `limit`."""
-    out = []
-    for s, e in split_sentences(text):
-        if count_tokens(text[s:e], TOKENIZER) <= limit:
-            out.append((s, e))
-        else:
-            out += [(s + c.start, s + c.end) for c in fixed_size_chunks(text[s:e], limit, tokenizer=TOKENIZER)]
-    return out
-
-
-def spans_of(doc: str, chunks: Sequence[Chunk | tuple[int, int]]) -> list[tuple[str, int, int]]:
-    return [(doc, c.start, c.end) if isinstance(c, Chunk) else (doc, *c) for c in chunks]
-
-
-def markdown_parents(doc: str, text: str) -> list[tuple[str, int, int]]:
-    """The Markdown sections of a document (heading line included), as parents."""
-    out = []
-    for s, e, _ in markdown_sections(text):
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        out.append((doc, s, e))
-    return out
-
-
-def course_dataset(name: str) -> EvalSet:
-    """The late-chunking collection or notebook 08's reports, with sentence pairs as base chunks."""
-    if name == "collection":
-        data = json.loads((DATA / "late_collection.json").read_text(encoding="utf-8"))
-        documents = {d["id"]: d["text"] for d in data["documents"]}
-        titles = {d["id"]: d["title"] for d in data["documents"]}
-        qs = data["questions"]
-        questions = [q["question"] for q in qs]
-        qdocs = [q["doc_id"] for q in qs]
-        refs = [[(q["doc_id"], q["start"], q["end"])] for q in qs]
-    else:
-        data = json.loads((DATA / "eval_questions.json").read_text(encoding="utf-8"))
-        files = ["annual_report.md", "city_report.md", "neighbourhood_bulletin.md", "xr12_manual.md"]
-        documents = {f: (DATA / f).read_text(encoding="utf-8") for f in files}
-        titles = dict.fromkeys(files)  # the heading path starts with each file's own "# Title"
-        qs = data["questions"]
-        questions = [q["question"] for q in qs]
-        qdocs = [q["file"] for q in qs]
-        refs = []
-        for q in qs:
-            start = documents[q["file"]].index(q["answer"])
-            refs.append([(q["file"], start, start + len(q["answer"]))])
-    base = [s for d, t in documents.items() for s in spans_of(d, chunk_with(COURSE_BASE, t))]
-    parents = [s for d, t in documents.items() for s in markdown_parents(d, t)]
-    sentences = [s for d, t in documents.items() for s in spans_of(d, sentence_units(t))]
-    return EvalSet(name, documents, titles, questions, qdocs, refs, base, parents, sentences, budget=150, window=1,
-                   headings=True, setup={"base": f"{COURSE_BASE.id} (pairs of sentences, no overlap)",
-                                         "parents": "Markdown sections (markdown_sections)",
-                                         "sentences": f"split_sentences, longer than {SENTENCE_LIMIT} tokens cut",
-                                         "sentence_window": 1, "budget_tokens": 150,
-                                         "headers": "document title and heading path"})
-
-
-def chroma_dataset(corpora: Sequence[str]) -> EvalSet:
-    documents = {c: load_chroma_corpus(c) for c in corpora}
-    qs = [q for q in load_chroma_questions() if q["corpus_id"] in documents]
-    base = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_BASE, t))]
-    parents = [s for c, t in documents.items() for s in spans_of(c, chunk_with(CHROMA_PARENT, t))]
-    sentences = [s for c, t in documents.items() for s in spans_of(c, sentence_units(t))]
-    return EvalSet("chroma", documents, {c: CHROMA_TITLES[c] for c in documents}, [q["question"] for q in qs],
-                   [q["corpus_id"] for q in qs], [_references(q) for q in qs], base, parents, sentences,
-                   budget=1000, window=2, headings=False,
-                   setup={"base": f"{CHROMA_BASE.id} (the chunks of benchmarks/chroma_eval.py's recursive_250_0)",
-                          "parents": f"{CHROMA_PARENT.id}",
-                          "sentences": f"split_sentences, longer than {SENTENCE_LIMIT} tokens cut",
-                          "sentence_window": 2, "budget_tokens": 1000, "headers": "corpus title only"})
-
-
-def _references(question: dict) -> list[tuple[str, int, int]]:
-    """A Chroma question's reference excerpts as (corpus, start, end) spans."""
-    return [(question["corpus_id"], r["start_index"], r["end_index"]) for r in question["references"]]
 
 
 class _TimedVectors:
@@ -208,31 +102,6 @@ class _TimedVectors:
             per_text = (time.perf_counter() - began) / len(new)
             self.seconds.update((k, per_text) for k, _ in new)
         return np.stack([self.cache[k] for k in keys]), sum(self.seconds[k] for k in set(keys))
-
-
-def dense_order(query_vectors: np.ndarray, vectors: np.ndarray) -> list[list[int]]:
-    ranked, _ = VectorIndex(vectors).search(query_vectors, k=len(vectors))
-    return ranked
-
-
-def paired_interval(diff: np.ndarray, seed: int = 0) -> list[float]:
-    """Mean difference and its 95% paired bootstrap interval (questions resampled with replacement)."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(diff), size=(N_RESAMPLES, len(diff)))
-    means = diff[idx].mean(axis=1)
-    return [round(float(diff.mean()), 4), round(float(np.percentile(means, 2.5)), 4),
-            round(float(np.percentile(means, 97.5)), 4)]
-
-
-def overlaps(span: tuple[str, int, int], refs: Sequence[tuple[str, int, int]]) -> bool:
-    return any(span[0] == d and span[1] < e and span[2] > s for d, s, e in refs)
-
-
-def first_hit(spans: Sequence[tuple[str, int, int]], refs) -> float:
-    for rank, span in enumerate(spans, start=1):
-        if overlaps(span, refs):
-            return 1.0 / rank
-    return 0.0
 
 
 def run(ds: EvalSet, model, embedder: _TimedVectors) -> dict:
@@ -391,11 +260,6 @@ def run(ds: EvalSet, model, embedder: _TimedVectors) -> dict:
     }
 
 
-def versions() -> dict[str, str]:
-    names = ["numpy", "torch", "sentence-transformers", "transformers", "tokenizers", "tiktoken", "bm25s"]
-    return {"python": platform.python_version(), **{n: version(n) for n in names}}
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["collection", "reports", "chroma"],
@@ -411,8 +275,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     began = time.perf_counter()
     model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
     builders: dict[str, Callable[[], EvalSet]] = {
-        "collection": lambda: course_dataset("collection"), "reports": lambda: course_dataset("reports"),
-        "chroma": lambda: chroma_dataset(args.corpora)}
+        "collection": lambda: course_set("collection"), "reports": lambda: course_set("reports"),
+        "chroma": lambda: chroma_set(args.corpora)}
     for name in args.datasets:
         t0 = time.perf_counter()
         ds = builders[name]()

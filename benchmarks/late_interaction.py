@@ -4,7 +4,7 @@
     COURSE_DATA_DIR=/path/to/datasets nice -n 19 .venv/bin/python benchmarks/late_interaction.py --datasets chroma
 
 Same data, base chunks, budget and scoring as benchmarks/context_methods.py (notebook 10's table):
-its `course_dataset`/`chroma_dataset`, `dense_order`, `first_hit` and `paired_interval`
+`course_lib.evalsets`' `course_set`/`chroma_set`, `dense_order`, `first_hit` and `paired_interval`
 are called, not copied. Methods:
 
 - `naive`, `hybrid`: the baselines (MiniLM cosine; reciprocal rank fusion with BM25);
@@ -25,9 +25,8 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,15 +35,20 @@ from course_lib.settings import apply_quiet_offline_env
 
 apply_quiet_offline_env()
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import context_methods as cm  # noqa: E402  (a sibling script: benchmarks/ is not a package)
 
+from course_lib.datasets import CHROMA_CORPORA  # noqa: E402
 from course_lib.embed import embed_texts  # noqa: E402
-from course_lib.evaluation import budget_cutoff, span_scores  # noqa: E402
+from course_lib.evalsets import (  # noqa: E402
+    EvalSet,
+    chroma_set,
+    course_set,
+    dense_order,
+    score_methods,
+    versions,
+)
 from course_lib.late_interaction import RERANK_DEPTH, chunk_token_index, query_token_vectors, rerank  # noqa: E402
 from course_lib.models import MODEL_NAME, load_embedding_model  # noqa: E402
 from course_lib.retrieval import bm25_rankings, reciprocal_rank_fusion  # noqa: E402
-from course_lib.tokens import count_tokens  # noqa: E402
 
 WINDOW = 512
 METHODS = ("naive", "hybrid", "maxsim-alone", "maxsim-late", "rerank-alone:naive", "rerank-late:naive",
@@ -61,53 +65,7 @@ def orphan_opener(text: str) -> str | None:
     return next((w for w in OPENERS if re.match(rf"{w}\b", body)), None)
 
 
-def score_methods(ds: cm.EvalSet, ranking: Callable[[str, int, str | None], list[int]],
-                  methods: Sequence[str]) -> tuple[dict, dict, dict]:
-    """Score each method's rankings of `ds.base` as benchmarks/context_methods.py does: MRR of the first
-    span overlapping a reference (whole index and within the question's document), span recall and IoU
-    of the spans within the token budget, paired bootstrap intervals against `methods[0]`.
-
-    `ranking(method, q, doc)` gives base-chunk numbers for question q, best first (only `doc`'s if not None).
-    Returns (summary, per-question scores, seconds per question of ranking the whole index)."""
-    per_question: dict[str, dict[str, list[float]]] = {}
-    seconds: dict[str, float] = {}
-    for method in methods:
-        t0 = time.perf_counter()
-        ranked = [ranking(method, q, None) for q in range(len(ds.questions))]
-        seconds[method] = (time.perf_counter() - t0) / len(ds.questions)
-        scores: dict[str, list[float]] = {k: [] for k in ("rr", "rr_within", "span_recall", "iou", "returned_tokens")}
-        for q in range(len(ds.questions)):
-            spans = [ds.base[i] for i in ranked[q]]
-            within = [ds.base[i] for i in ranking(method, q, ds.question_docs[q])]
-            head = spans[:64]
-            counts = [count_tokens(ds.documents[d][s:e], cm.TOKENIZER) for d, s, e in head]
-            n = budget_cutoff(counts, ds.budget) if head else 0
-            s = span_scores(head[:n], ds.references[q]) if head else None
-            scores["rr"].append(cm.first_hit(spans, ds.references[q]))
-            scores["rr_within"].append(cm.first_hit(within, ds.references[q]))
-            scores["span_recall"].append(s.recall if s else 0.0)
-            scores["iou"].append(s.iou if s else 0.0)
-            scores["returned_tokens"].append(float(sum(counts[:n])))
-        per_question[method] = scores
-    summary = {}
-    base = {k: np.array(v) for k, v in per_question[methods[0]].items()}
-    for method in methods:
-        sc = {k: np.array(v) for k, v in per_question[method].items()}
-        summary[method] = {
-            "mrr": round(float(sc["rr"].mean()), 4),
-            "mrr_within_document": round(float(sc["rr_within"].mean()), 4),
-            "recall_at_1": round(float((sc["rr"] == 1).mean()), 4),
-            "span_recall": round(float(sc["span_recall"].mean()), 4),
-            "iou": round(float(sc["iou"].mean()), 4),
-            "mean_returned_tokens": round(float(sc["returned_tokens"].mean()), 1),
-            f"vs_{methods[0]}": {k: cm.paired_interval(sc[key] - base[key]) for k, key in
-                                 (("mrr", "rr"), ("mrr_within_document", "rr_within"),
-                                  ("span_recall", "span_recall"), ("iou", "iou"))},
-        }
-    return summary, per_question, seconds
-
-
-def run(ds: cm.EvalSet, model) -> dict:
+def run(ds: EvalSet, model) -> dict:
     began = time.perf_counter()
     base_texts = [ds.documents[d][s:e] for d, s, e in ds.base]
     docs_of = np.array([d for d, _, _ in ds.base])
@@ -117,7 +75,7 @@ def run(ds: cm.EvalSet, model) -> dict:
     t0 = time.perf_counter()
     naive_vectors = embed_texts(model, base_texts)  # what context_methods embeds for `naive`
     naive_s = time.perf_counter() - t0
-    naive = cm.dense_order(query_vectors, naive_vectors)
+    naive = dense_order(query_vectors, naive_vectors)
     bm25 = bm25_rankings(base_texts, ds.questions)
     t0 = time.perf_counter()
     query_tokens = query_token_vectors(model, ds.questions)
@@ -166,7 +124,7 @@ def run(ds: cm.EvalSet, model) -> dict:
                   **{f"maxsim_first_stage_{how}": round(1000 * v, 2) for how, v in search_s.items()},
                   **{f"{m}_given_first_stage_ranking": round(1000 * v, 2) for m, v in rerank_s.items()}}
     t0 = time.perf_counter()
-    cm.dense_order(query_vectors, naive_vectors)
+    dense_order(query_vectors, naive_vectors)
     latency_ms["dense_search"] = round(1000 * (time.perf_counter() - t0) / len(ds.questions), 3)
     result = {
         "dataset": ds.name,
@@ -189,7 +147,7 @@ def run(ds: cm.EvalSet, model) -> dict:
     return result
 
 
-def misses(ds: cm.EvalSet, per_question: dict[str, dict[str, list[float]]]) -> dict:
+def misses(ds: EvalSet, per_question: dict[str, dict[str, list[float]]]) -> dict:
     """Notebook 06's questions missed at rank 1 by naive retrieval, split by whether the answer chunk
     opens with a reference word, and how many each reranker brings to rank 1."""
     rr = {m: np.array(v["rr"]) for m, v in per_question.items()}
@@ -215,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["collection", "reports", "chroma"],
                         choices=["collection", "reports", "chroma"])
-    parser.add_argument("--corpora", nargs="+", default=list(cm.CHROMA_CORPORA), choices=cm.CHROMA_CORPORA,
+    parser.add_argument("--corpora", nargs="+", default=list(CHROMA_CORPORA), choices=CHROMA_CORPORA,
                         help="a subset of Chroma's corpora (the file is then named *_subset)")
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     args = parser.parse_args(argv)
@@ -225,10 +183,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.set_num_threads(1)
     model = load_embedding_model(max_seq_length=WINDOW)
     for name in args.datasets:
-        ds = cm.chroma_dataset(args.corpora) if name == "chroma" else cm.course_dataset(name)
-        subset = name == "chroma" and len(args.corpora) < len(cm.CHROMA_CORPORA)
+        ds = chroma_set(args.corpora) if name == "chroma" else course_set(name)
+        subset = name == "chroma" and len(args.corpora) < len(CHROMA_CORPORA)
         result = run(ds, model)
-        result["versions"] = cm.versions()
+        result["versions"] = versions()
         result["load_average_1min"] = round(os.getloadavg()[0], 2)
         result["corpora"] = sorted(ds.documents) if name == "chroma" else None
         stem = f"late_interaction_{name}{'_subset' if subset else ''}"

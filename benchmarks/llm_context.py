@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -47,7 +46,6 @@ from course_lib.settings import apply_quiet_offline_env
 
 apply_quiet_offline_env()  # before torch or transformers import tqdm: no de-quantizing bar on stderr
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
 RESULTS = ROOT / "results"
 NOTES_FILE = RESULTS / "llm_notes.jsonl"
 SUMMARY_FILE = RESULTS / "llm_notes_summary.json"
@@ -97,13 +95,10 @@ def load_llm():
 
 def chunk_sets(names: Sequence[str]) -> Iterator[tuple[str, dict[str, str], list[tuple[str, int, int]]]]:
     """`(name, documents, chunks)` of each data set, chunks as `(doc, start, end)` spans."""
-    import context_methods
+    from course_lib.evalsets import chroma_set, course_set
 
     for name in names:
-        if name == "state_of_the_union":
-            ds = context_methods.chroma_dataset(["state_of_the_union"])
-        else:
-            ds = context_methods.course_dataset(name)
+        ds = chroma_set(["state_of_the_union"]) if name == "state_of_the_union" else course_set(name)
         yield name, ds.documents, ds.base
 
 
@@ -290,23 +285,22 @@ def evaluate(names: Sequence[str]) -> dict:
     """Retrieval with the notes put in front of each chunk's embedded and BM25 text (offsets unchanged,
     the chunk's own span returned), against naive, headers and late chunking, scored as
     benchmarks/late_interaction.py scores (notebook 10's data, budget and metrics)."""
-    import context_methods as cm
-    import late_interaction as li
     import numpy as np
     import torch
 
-    from course_lib.embed import embed_texts
+    from course_lib.embed import WINDOW, embed_texts
+    from course_lib.evalsets import chroma_set, course_set, dense_order, score_methods
     from course_lib.late import late_chunk_embeddings
     from course_lib.models import load_embedding_model
     from course_lib.retrieval import bm25_rankings, headed_texts, reciprocal_rank_fusion
 
     torch.set_num_threads(1)
     _, notes = read_notes()
-    model = load_embedding_model(max_seq_length=cm.MAX_SEQ_LENGTH)
+    model = load_embedding_model(max_seq_length=WINDOW)
     target = RESULTS / "llm_notes_retrieval.json"
     out = json.loads(target.read_text(encoding="utf-8"))["datasets"] if target.exists() else {}  # others kept
     for name in names:
-        ds = cm.chroma_dataset(["state_of_the_union"]) if name == "state_of_the_union" else cm.course_dataset(name)
+        ds = chroma_set(["state_of_the_union"]) if name == "state_of_the_union" else course_set(name)
         note_of = {(n["doc"], n["start"], n["end"]): n["note"] for n in notes if n["dataset"] == name}
         missing = [s for s in ds.base if s not in note_of]
         if missing:
@@ -321,10 +315,10 @@ def evaluate(names: Sequence[str]) -> dict:
         queries = model.encode(ds.questions, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
         late = np.concatenate([late_chunk_embeddings(model, ds.documents[c], [(s, e) for d, s, e in ds.base if d == c],
                                                      window=512) for c in ds.documents])
-        dense = {"naive": cm.dense_order(queries, embed_texts(model, texts)),
-                 "headers": cm.dense_order(queries, embed_texts(model, headed)),
-                 "notes": cm.dense_order(queries, embed_texts(model, noted)),
-                 "late": cm.dense_order(queries, late)}
+        dense = {"naive": dense_order(queries, embed_texts(model, texts)),
+                 "headers": dense_order(queries, embed_texts(model, headed)),
+                 "notes": dense_order(queries, embed_texts(model, noted)),
+                 "late": dense_order(queries, late)}
         lexical = {"naive": bm25_rankings(texts, ds.questions), "headers": bm25_rankings(headed, ds.questions),
                    "notes": bm25_rankings(noted, ds.questions)}
         docs_of = [d for d, _, _ in ds.base]
@@ -338,7 +332,7 @@ def evaluate(names: Sequence[str]) -> dict:
                 return reciprocal_rank_fusion([keep(dense[how][q]), keep(lexical[how][q])])
             return keep(dense[method][q])
 
-        summary, per_question, _ = li.score_methods(ds, ranking, EVAL_METHODS)
+        summary, per_question, _ = score_methods(ds, ranking, EVAL_METHODS)
         out[name] = {"n_questions": len(ds.questions), "n_chunks": len(ds.base), "budget_tokens": ds.budget,
                      "methods": summary,
                      "per_question": {m: {k: [round(x, 4) for x in per_question[m][k]] for k in ("rr", "rr_within")}
