@@ -17,7 +17,7 @@ def test_course_sets_are_spans_into_their_documents(name, questions):
 
 
 def test_sentence_units_cut_long_sentences_at_the_limit():
-    text = "Short one. " + " ".join(f"w{i}" for i in range(300)) + "."
+    text = "Short one. Then " + " ".join(f"w{i}" for i in range(300)) + "."
     units = sentence_units(text, limit=20)
     assert units[0] == (0, 10) and len(units) > 10
     assert all(text[s:e].strip() for s, e in units)
