@@ -139,3 +139,11 @@ def test_a_broken_reference_is_caught(text):
     sections = _section_numbers()
     m = TAUGHT_IN.search(text)
     assert m.group(1) not in sections or int(m.group(2)) not in sections[m.group(1)]
+
+
+def test_one_format_for_where_a_function_is_taught():
+    """"Taught in notebooks/NN_x.ipynb, section K" everywhere: no "(notebook N, section K)" variant."""
+    variant = re.compile(r"\bnotebook \d+, sections? \d")
+    found = [f"{path}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if variant.search(line)]
+    assert not found, f"write 'Taught in notebooks/NN_x.ipynb, section K' instead: {found}"
