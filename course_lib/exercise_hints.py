@@ -135,4 +135,16 @@ HINTS: dict[str, tuple[str, ...]] = {
         "fitting configuration within 1 point of the best fitting recall.",
         "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
+    # notebooks/13_reranking_and_late_interaction.ipynb
+    "Exercise 13.1": (
+        "Drop the first and the last row of each matrix before anything else: they are [CLS] and [SEP].",
+        "Normalize every row to length 1, then one matrix product gives all the cosines (query rows x chunk rows).",
+        "Take the maximum along the chunk's axis (one best cosine per query token) and sum those.",
+    ),
+    "Exercise 13.2": (
+        "First keep only the methods that qualify: the lower end of the interval above zero, and the index "
+        "within the budget.",
+        "Among those, the one with the largest gain; if nothing is left, the answer is 'naive'.",
+        "At a budget below the token index's ratio only single-vector methods (here hybrid) can qualify.",
+    ),
 }
