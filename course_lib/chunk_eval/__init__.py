@@ -1,6 +1,7 @@
-"""chunk-eval: measure chunking strategies on your own documents, from one command.
+"""chunk-eval: measure chunking strategies on your own documents, and decide, from one command.
 
-    chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS] [--json OUT.json] [--html OUT.html]
+    chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS] [--metric NAME]
+               [--baseline OLD.json] [--json OUT.json] [--html OUT.html]
     python -m course_lib.chunk_eval DOCS QUESTIONS ...
 
 Taught in notebooks/11_your_documents.ipynb (the capstone). The method is notebook 08's:
@@ -8,17 +9,40 @@ chunk every document with each strategy, embed every chunk, put all chunks of a 
 exact cosine index, search it with each question, and score the ranking against the question's
 reference text (its quote, found in the documents, or its character spans).
 
+The verdict comes first (`course_lib.stats.verdict`, 10,000 paired resamples of the questions): a
+winner only when it is best alone in at least 90% of them and its 95% interval against every other
+strategy lies above zero; otherwise the strategies still in play, those ruled out, the questions that
+would separate the top two, and the cheapest in play (fewest `returned_tokens`; under `--budget`,
+smallest index, then fewest seconds). Its metric is recall@k unless `--metric` names another.
+
 Metrics (names and units of `course_lib.evaluation.METRIC_NAMES`, fractions in JSON, percent in the
-terminal table). A chunk is relevant to a question when it shares at least one character with the
-question's reference text; its grade is the share of the reference characters it holds.
-- `recall_at_k`: share of questions with a relevant chunk among the first k;
+terminal table), each row with its own 95% interval over questions (`intervals`). A chunk is relevant
+to a question when it shares at least one character with the question's reference text; its grade
+is the share of the reference characters it holds.
+- `recall_at_k`: share of questions with a relevant chunk among what is returned (the first k chunks,
+  or with `--budget B` the exact budget's B tokens: `course_lib.evaluation.exact_budget`);
+- `answer_recall_at_k`: share of questions whose every quote has an occurrence wholly inside one
+  returned chunk (stricter: one shared character is not enough);
 - `mrr`: mean of 1 / rank of the first relevant chunk in the whole ranking (0 if no chunk is relevant);
-- `ndcg_at_10`: nDCG of the first 10 chunks with those grades;
+- `ndcg_at_10`: nDCG of the first 10 chunks with those grades (MRR and nDCG stay rank metrics under a budget);
 - `span_recall`, `span_precision`, `iou`: Chroma's character metrics (`course_lib.evaluation.span_scores`)
-  of the first k chunks, or, with `--budget`, of the chunks that fit the budget (`budget_cutoff`).
-Costs per strategy: `chunks`, `mean_tokens` (cl100k tokens per chunk), `index_bytes` (the float32
-vectors: chunks x dimensions x 4 bytes) and `seconds` (chunking, embedding and scoring in this run;
-late strategies share each document's encoding equally; vectors read from the cache cost nothing).
+  of what is returned.
+Costs per strategy: `chunks`, `mean_tokens` (cl100k tokens per chunk), `returned_tokens` (cl100k tokens
+returned per question), `index_bytes` (the float32 vectors, plus BM25's arrays for `bm25:`/`hybrid:`)
+and `seconds` (chunking, embedding and scoring in this run; late strategies share each document's
+encoding equally; vectors read from the cache cost nothing).
+
+Every question whose answer is not wholly returned gets a cause (`course_lib.evaluation.CAUSES`, first
+match wins): `wrong_document`, `split` (no chunk of the strategy holds a whole occurrence of each quote),
+`orphan` (the chunk that holds it opens with one of notebook 06's reference words), `self_contained`;
+counts per strategy, each with the fix the course teaches. Warnings (printed and in the JSON): a
+strategy whose median chunk holds 90% of its document, a quote found in two or more documents of a
+question without `document`, and a set where 80% of the questions are hits for every strategy.
+
+Retrieval: dense by default; `bm25:X` ranks X's chunks by BM25 (`course_lib.retrieval.bm25_rankings`):
+a chunk that shares no word with the question is not ranked and counts as not retrieved for every
+metric; `hybrid:X` fuses that with X's dense ranking (reciprocal rank fusion, k=60), so
+`hybrid:headers:X` is notebook 10's hybrid + headers.
 
 Embedding: a chunk that fits the model (at most its window minus the special tokens: 510 WordPiece
 tokens for all-MiniLM-L6-v2) is encoded on its own; a longer one is embedded by pooling its token
@@ -27,6 +51,13 @@ vectors over overlapping windows (`course_lib.late` applied to the chunk alone),
 every late strategy's chunks from those token vectors. `headers:` strategies embed each chunk
 prefixed with its document's name and heading path (the chunk's offsets still point at the source).
 Vectors are cached on disk by model and text hash, so a repeated run embeds only new chunks.
+
+The JSON holds `verdict`, `warnings`, `results` (one row per strategy), `per_question` (each question's
+id, text and, per strategy, rank, metrics, cause and the returned chunks as `{document, start, end}`,
+with `page_start`/`page_end` for paged documents), `versions` and `inputs_sha256`. `--baseline OLD.json`
+compares with such a file: not comparable (other inputs, question ids, k, budget or strategies) exits 2;
+a strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies below zero is
+printed on one line and the command exits 1 (a CI gate); otherwise 0.
 
 The package is split by job: `inputs` (documents, questions, quote matching), `run` (the
 pipeline: chunk, plan, embed, score), `report` (table, figure, HTML) and `cli` (the command).
@@ -43,7 +74,7 @@ from course_lib.chunk_eval.inputs import (
     read_documents,
     read_questions,
 )
-from course_lib.chunk_eval.report import format_table, render_html
+from course_lib.chunk_eval.report import format_table, format_text, render_html
 from course_lib.chunk_eval.run import DEFAULT_SIZES, EvalReport, StrategyResult, default_strategies, evaluate
 from course_lib.embed import Embedder, SentenceTransformerEmbedder, VectorCache
 
@@ -61,6 +92,7 @@ __all__ = [
     "default_strategies",
     "evaluate",
     "format_table",
+    "format_text",
     "main",
     "read_documents",
     "read_questions",
