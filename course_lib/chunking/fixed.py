@@ -23,13 +23,13 @@ from course_lib.chunking._measure import (
 from course_lib.chunking.registry import TOKENIZER, choice, register_strategy
 from course_lib.tokens import resolve_tokenizer
 
-__all__ = ["ANCHORS", "fixed_size_chunks"]
+__all__ = ["ANCHORS", "ANCHOR_REACH", "fixed_size_chunks"]
 
 ANCHORS = ("paragraph",)  # the values of `anchor`: where cuts are pinned so that an edit only moves cuts near it
 # A paragraph start is a cut if its rank is the lowest within this share of `size` tokens on either side:
-# 0.65 kept the 90th percentile of chunks re-cut by a one-sentence edit at 2-3 on Chroma's corpora
-# (0.5 made smaller chunks, 0.8 more re-cut fixed windows; benchmarks/edit_stability.py)
-_ANCHOR_REACH = 0.65
+# 0.65 kept the 90th percentile of chunks re-cut by a one-sentence edit at 2-3 in trials on two Chroma
+# corpora with the edits of benchmarks/edit_stability.py (0.5 made smaller chunks, 0.8 re-cut more fixed windows)
+ANCHOR_REACH = 0.65
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")  # a blank line: the next paragraph starts where it ends
 
 
@@ -224,7 +224,7 @@ def _paragraphs(measure: _Measure, a: int, b: int, size: int) -> list[tuple[int,
     lengths = [measure.exact(s, e) for s, e in itertools.pairwise(bounds)]
     positions = np.cumsum([0, *lengths[:-1]])[1:]  # the token position of each paragraph start
     ranks = [_rank(text[s:e]) for s, e in zip(starts, bounds[2:])]
-    reach = max(1, int(size * _ANCHOR_REACH))
+    reach = max(1, int(size * ANCHOR_REACH))
     cuts = []
     lo = hi = 0
     for k, position in enumerate(positions):
