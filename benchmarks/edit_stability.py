@@ -7,7 +7,8 @@ One command, niced, in the background (about half an hour on the shared 2-core m
 
 Stage `edits` (results/edit_stability.json): the five Chroma corpora, the six English pages of
 the Debian Administrator's Handbook (HTML read with `course_lib.readers.read_document`) and the
-Debian Developer's Reference (PDF, pages end with form feeds). Five kinds of edit, 40 of each per
+Debian Developer's Reference (PDF from page 11, after the contents; pages end with form feeds),
+each cut to its first 30,000 characters (`--max-chars`). Five kinds of edit, 40 of each per
 document, at positions spread over the text (the i-th edit of a kind falls in the i-th fortieth of
 the text), seeded: fix a word (two inner letters swapped back), insert a sentence, delete a
 sentence, insert a paragraph (each copied from elsewhere in the same document), move a section
@@ -16,8 +17,8 @@ every strategy chunks the new text; a chunk is *changed* when its embedded text 
 for `headers:`) has no equal among the old version's, and that many vectors must be computed again
 (for `late:`, every chunk of the document). Seconds = re-embedded WordPiece tokens (for `late:`, the
 whole document in 512-token windows) divided by one rate, measured at the start of the run on
-this machine and stored. The semantic chunker re-chunks with a cache of its piece vectors, so only
-new pieces are embedded; those are counted too.
+this machine (tokens per second of one core's CPU time) and stored. The semantic chunker re-chunks
+with a cache of its piece vectors, so only new pieces are embedded; those are counted too.
 
 Stage `recall` (results/edit_stability_recall.json): per-question recall@5 and span recall at a
 budget of 1,000 cl100k tokens on Chroma's 472 questions for today's strategies and their
@@ -55,6 +56,7 @@ RESULTS = ROOT / "results"
 SEED = 24
 EDITS_PER_KIND = 40
 KINDS = ("fix_word", "insert_sentence", "delete_sentence", "insert_paragraph", "move_section")
+BODY_PAGE = 11  # the Developer's Reference's first page after its table of contents
 HANDBOOK = ("apt", "basic-configuration", "sect.apt-get", "sect.http-web-server",
             "sect.manipulating-packages-with-dpkg", "sect.network-config")
 STRATEGY_IDS = [
@@ -89,7 +91,8 @@ def documents(max_chars: int) -> dict[str, str]:
     docs = {f"chroma/{name}": load_chroma_corpus(name) for name in CHROMA_CORPORA}
     for name in HANDBOOK:
         docs[f"handbook/{name}"] = read_document(fetch("debian_docs", f"handbook/en-US/{name}.html")).text
-    docs["developers-reference.pdf"] = read_document(fetch("debian_docs", "developers-reference.pdf")).text
+    pages = read_document(fetch("debian_docs", "developers-reference.pdf")).text.split("\f")
+    docs["developers-reference.pdf"] = "\f".join(pages[BODY_PAGE - 1:])  # the body, after the contents
     for name, text in docs.items():
         if len(text) > max_chars:
             cut = text.rfind("\n\n", 0, max_chars)
@@ -226,14 +229,18 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def measure_rate(embedder, texts: list[str]) -> dict:
-    """WordPiece tokens a second of the embedder on `texts` (one warm-up batch first)."""
-    embedder.encode(texts[:32])
+    """WordPiece tokens the embedder encodes per second of CPU (one torch thread: one core), on `texts`.
+
+    CPU time, not wall time: on a shared machine the wall time depends on the other jobs, the
+    CPU time much less. The wall-clock rate is stored beside it."""
+    embedder.encode(texts[:16])  # warm-up
     tokens = sum(embedder.token_counts(texts))
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     embedder.encode(texts)
-    seconds = time.perf_counter() - start
-    return {"wordpiece_tokens": tokens, "texts": len(texts), "seconds": round(seconds, 2),
-            "tokens_per_second": round(tokens / seconds, 1), "load_average_1min": round(os.getloadavg()[0], 2)}
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wordpiece_tokens": tokens, "texts": len(texts), "cpu_seconds": round(cpu, 2),
+            "wall_seconds": round(wall, 2), "tokens_per_second": round(tokens / cpu, 1),
+            "tokens_per_wall_second": round(tokens / wall, 1), "load_average_1min": round(os.getloadavg()[0], 2)}
 
 
 class WordPiece:
@@ -333,10 +340,11 @@ def stage_edits(args, embedder) -> dict:
     strategies = [s for s in STRATEGY_IDS if parse_strategy(s).name in STRATEGIES]
     missing = [s for s in STRATEGY_IDS if s not in strategies]
     sample = [c.text for name in ("state_of_the_union", "wikitexts")
-              for c in chunk_with("recursive:256", load_chroma_corpus(name))][:160]
+              for c in chunk_with("recursive:256", load_chroma_corpus(name))][:80]
     rate = measure_rate(embedder, sample)
     rate["torch_threads"] = torch.get_num_threads()
-    log(f"embedding rate {rate['tokens_per_second']} WordPiece tokens/s ({rate['texts']} chunks of recursive:256)")
+    log(f"embedding rate {rate['tokens_per_second']} WordPiece tokens per CPU second, "
+        f"{rate['tokens_per_wall_second']} per wall second ({rate['texts']} chunks of recursive:256)")
     out: dict = {"documents": {}, "runs": {}}
     started = time.perf_counter()
     jobs = [(name, text, strategies, args.edits_per_kind, args.semantic_max_chars)
@@ -459,11 +467,13 @@ def stage_plot(stability: dict, recall: dict | None, out: Path) -> dict:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     for ax, metric, label in zip(axes, ("recall_at_k", "span_recall"),
                                  ("recall@5 (share of questions)", "span recall at 1,000 tokens")):
+        labels: dict[tuple[float, float], list[str]] = {}  # strategies at the same point share one label
         for spec_id, p in points.items():
-            ax.scatter(p["vectors_mean"], 100 * p[metric], s=40)
-            ax.annotate(spec_id, (p["vectors_mean"], 100 * p[metric]), fontsize=8, xytext=(4, 3),
-                        textcoords="offset points")
-        ax.set_xscale("symlog", linthresh=1)
+            labels.setdefault((p["vectors_mean"], round(100 * p[metric], 2)), []).append(spec_id)
+        for (x, y), names in labels.items():
+            ax.scatter(x, y, s=40)
+            ax.annotate("\n".join(names), (x, y), fontsize=8, xytext=(5, 3), textcoords="offset points")
+        ax.set_xlim(0, 1.35 * max(p["vectors_mean"] for p in points.values()))
         ax.set_xlabel("vectors re-embedded per edit (mean over edits and Chroma corpora)", fontsize=10)
         ax.set_ylabel(f"{label}, %", fontsize=10)
         ax.set_title(f"Cost of an edit against {label.split(' (')[0]}", fontsize=11)
@@ -502,28 +512,30 @@ def main() -> None:
     from course_lib.embed import SentenceTransformerEmbedder
 
     torch.set_num_threads(args.threads)
-    started, cpu = time.perf_counter(), time.process_time()
-    embedder = SentenceTransformerEmbedder()
+    embedder = SentenceTransformerEmbedder() if {"edits", "recall"} & set(args.stages) else None
     stability_path, recall_path = args.out / "edit_stability.json", args.out / "edit_stability_recall.json"
+
+    def timed(stage: Callable, path: Path) -> dict:
+        started, cpu = time.perf_counter(), time.process_time()
+        result = stage(args, embedder)
+        result["versions"] = versions()
+        result["run"] = {"wall_s": round(time.perf_counter() - started, 1),
+                         "cpu_s_main_process": round(time.process_time() - cpu, 1),
+                         "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        log(f"wrote {path}: run {result['run']}")
+        return result
+
     if "edits" in args.stages:
-        stability = stage_edits(args, embedder)
-        stability["versions"] = versions()
-        stability_path.write_text(json.dumps(stability, indent=1) + "\n")
-        log(f"wrote {stability_path}")
+        timed(stage_edits, stability_path)
     if "recall" in args.stages:
-        recall = stage_recall(args, embedder)
-        recall["versions"] = versions()
-        recall_path.write_text(json.dumps(recall, indent=1) + "\n")
-        log(f"wrote {recall_path}: {recall['intervals']}")
+        log(f"intervals: {timed(stage_recall, recall_path)['intervals']}")
     if "plot" in args.stages:
         stability = json.loads(stability_path.read_text())
         recall = json.loads(recall_path.read_text()) if recall_path.exists() else None
         stability["plot_points"] = stage_plot(stability, recall, args.out)
-        stability["run"] = {"stages": args.stages, "wall_s": round(time.perf_counter() - started, 1),
-                            "cpu_s": round(time.process_time() - cpu, 1),
-                            "load_average_1min": round(os.getloadavg()[0], 2)}
         stability_path.write_text(json.dumps(stability, indent=1) + "\n")
-        log(f"wrote {args.out / 'edit_stability.png'}; run {stability['run']}")
+        log(f"wrote {args.out / 'edit_stability.png'} and the plot's points into {stability_path}")
 
 
 if __name__ == "__main__":
