@@ -1,6 +1,6 @@
 """Edit stability: how many chunks, vectors and seconds one realistic edit costs each strategy (issue 24).
 
-One command, niced, in the background (about half an hour on the shared 2-core machine):
+One command, niced, in the background (about 45 minutes on the shared 2-core machine, results/edit_stability.md):
 
     export COURSE_DATA_DIR=/path/to/datasets
     nice -n 19 .venv/bin/python benchmarks/edit_stability.py > results/edit_stability.log 2>&1 &
@@ -21,8 +21,8 @@ this machine (tokens per second of one core's CPU time) and stored. The semantic
 with a cache of its piece vectors, so only new pieces are embedded; those are counted too.
 
 Stage `recall` (results/edit_stability_recall.json): per-question recall@5 and span recall at a
-budget of 1,000 cl100k tokens on Chroma's 472 questions for today's strategies and their
-`anchor=paragraph` versions, with paired 95% bootstrap intervals (`course_lib.stats`), as
+budget of 1,000 cl100k tokens on Chroma's 472 questions for `recursive:256` and its
+`anchor=paragraph` version (`--recall-strategies`), with paired 95% bootstrap intervals (`course_lib.stats`), as
 `results/context_chroma.json` measures them. Vectors are cached on disk (`--cache`), so a second
 run embeds nothing.
 
