@@ -51,9 +51,31 @@ from tqdm import tqdm
 import course_lib
 from course_lib.chunking import SEPARATORS, Chunk
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
-from course_lib.embed import WINDOW, CachingEncoder, SentenceTransformerEmbedder
-from course_lib.evaluation import VectorIndex, budget_cutoff, precision_omega, span_scores, summarize
-from course_lib.late import DocumentTokens, default_overlap, pool_chunks, token_vectors, tokenize_document
+from course_lib.embed import (
+    DEFAULT_CACHE,
+    WINDOW,
+    CachingEncoder,
+    SentenceTransformerEmbedder,
+    VectorCache,
+    embed_texts,
+)
+from course_lib.evaluation import (
+    VectorIndex,
+    budget_cutoff,
+    exact_budget,
+    precision_omega,
+    span_scores,
+    summarize,
+    token_prefix_end,
+)
+from course_lib.late import (
+    DocumentTokens,
+    default_overlap,
+    late_chunk_embeddings,
+    pool_chunks,
+    token_vectors,
+    tokenize_document,
+)
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.strategies import chunk_with, parse_strategy, result_stem
 from course_lib.tokens import count_tokens, get_encoding
@@ -351,6 +373,251 @@ def main_strategies(args: argparse.Namespace) -> None:
     print(f"total {time.perf_counter() - began:.0f} s", flush=True)
 
 
+# ---------------------------------------------------------------------------
+# The size sweep at exact budgets, and the model-confound probe (notebook 09, issue 21)
+# ---------------------------------------------------------------------------
+
+# Priority order (a run stopped early keeps the first files): recursive sizes, the sources' 400-600 + 10-15%,
+# then fixed sizes and 15% overlap at 256.
+SIZE_SWEEP = [
+    *(f"recursive:{size}" for size in (64, 128, 256, 512, 1024)), "recursive:512:77", "fixed:512:77",
+    *(f"fixed:{size}" for size in (64, 128, 256, 512, 1024)), "recursive:256:38", "fixed:256:38",
+]
+SIZE_BUDGETS = (1000, 1500, 2000)  # exact budgets, cl100k tokens returned per question
+SIZE_DEPTH = 128  # ranked chunks kept per question: enough for 2,000 tokens of 64-token chunks (checked)
+PROBE_STRATEGIES = ("recursive:256", "recursive:512", "recursive:1024")
+PROBE_WINDOW = 128  # all-MiniLM-L6-v2's training length, special tokens included
+PROBE_METRICS = ("span_recall", "iou")
+
+
+def exact_budget_spans(row: list[int], spans: list, texts: list[str], tokens: list[int],
+                       budget: int) -> tuple[list[tuple[str, int, int]], int]:
+    """The spans an exact budget returns for one ranked row (the last chunk cut at a token boundary), and their
+    cl100k tokens. Raises when the row runs out before the budget is filled (raise SIZE_DEPTH)."""
+    taken = exact_budget([tokens[i] for i in row], budget)
+    if sum(taken) < budget:
+        raise RuntimeError(f"{len(row)} ranked chunks hold fewer than {budget} tokens; raise SIZE_DEPTH")
+    out, returned = [], 0
+    for i, n in zip(row, taken):
+        cid, start, end = spans[i]
+        if n < tokens[i]:
+            end = start + token_prefix_end(texts[i], n, TOKENIZER)
+            n = count_tokens(texts[i][:end - start], TOKENIZER)
+        if end > start:
+            out.append((cid, start, end))
+            returned += n
+    return out, returned
+
+
+def size_views(questions: list[dict], spans: list, texts: list[str], tokens: list[int],
+               vectors: np.ndarray, query_vectors: np.ndarray) -> dict[str, dict[str, list[float]]]:
+    """Per-question span metrics and returned tokens at k=5 and at each exact budget, from one set of vectors."""
+    hits, _ = VectorIndex(vectors).search(query_vectors, k=min(SIZE_DEPTH, len(spans)))
+    views = {"k5": span_metrics(questions, spans, [row[:RETRIEVE] for row in hits])}
+    views["k5"]["tokens"] = [sum(tokens[i] for i in row[:RETRIEVE]) for row in hits]
+    for budget in SIZE_BUDGETS:
+        cut = [exact_budget_spans(list(row), spans, texts, tokens, budget) for row in hits]
+        scored = score(questions, [s for row, _ in cut for s in row],
+                       _rows([len(row) for row, _ in cut]))
+        views[f"budget_{budget}"] = {"span_recall": scored["recall"], "span_precision": scored["precision"],
+                                     "iou": scored["iou"], "tokens": [n for _, n in cut]}
+    return views
+
+
+def _rows(lengths: list[int]) -> list[list[int]]:
+    """Consecutive index rows of the given lengths (the flattened per-question spans of `size_views`)."""
+    rows, at = [], 0
+    for n in lengths:
+        rows.append(list(range(at, at + n)))
+        at += n
+    return rows
+
+
+def windowed_vectors(model, texts: list[str], window: int, long_from: int) -> tuple[np.ndarray, int]:
+    """The probe's vectors: a text over `long_from` WordPiece tokens (special tokens included) is the mean of its
+    token vectors over `window`-token windows (course_lib.late, overlap `default_overlap(window)`, special tokens
+    left out); the others keep one pass (`embed_texts`). Returns the vectors and how many texts were pooled."""
+    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+    vectors = embed_texts(model, texts)
+    long_rows = [i for i, n in enumerate(lengths) if n > long_from]
+    for i in long_rows:
+        vectors[i] = late_chunk_embeddings(model, texts[i], [(0, len(texts[i]))], window=window,
+                                           overlap=default_overlap(window))[0]
+    return vectors, len(long_rows)
+
+
+def summary_rows(views: dict[str, dict[str, list[float]]], rows: dict[str, list[int]]) -> dict:
+    """Means (fractions) overall and per corpus of every view's metrics and returned tokens."""
+    def means(values: list[float], idx: list[int] | None = None) -> float:
+        return round(float(np.mean(values if idx is None else [values[i] for i in idx])), 6)
+
+    return {
+        "overall": {view: {m: means(v) for m, v in metrics.items()} for view, metrics in views.items()},
+        "per_corpus": {cid: {view: {m: means(v, idx) for m, v in metrics.items()} for view, metrics in views.items()}
+                       for cid, idx in rows.items()},
+    }
+
+
+def run_size_strategy(strategy: str, corpora: dict[str, str], questions: list[dict], query_vectors: np.ndarray,
+                      encoder: CachingEncoder, out: Path, probe: bool) -> dict:
+    """One strategy of the size sweep: chunk, embed once (cached), score k=5 and the exact budgets; with `probe`,
+    score the same chunks again with 128-token windowed vectors. Writes out/<result_stem>.json."""
+    spec = parse_strategy(strategy)
+    t0 = time.perf_counter()
+    chunked = {cid: chunk_with(spec, text) for cid, text in corpora.items()}
+    chunk_seconds = time.perf_counter() - t0
+    all_chunks = [c for cs in chunked.values() for c in cs]
+    spans = [(cid, c.start, c.end) for cid, cs in chunked.items() for c in cs]
+    texts, tokens = [c.text for c in all_chunks], [c.n_tokens for c in all_chunks]
+    wordpiece = [len(ids) for ids in encoder.model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+    t0 = time.perf_counter()
+    vectors = encoder.encode(texts)
+    embed_seconds = time.perf_counter() - t0
+    views = size_views(questions, spans, texts, tokens, vectors, query_vectors)
+    rows = {cid: [i for i, q in enumerate(questions) if q["corpus_id"] == cid] for cid in corpora}
+    result = {
+        "config": {"strategy": spec.id, "name": result_stem(spec),
+                   "function": f"course_lib.strategies.chunk_with({spec.id!r})",
+                   "tokenizer": TOKENIZER, "model": MODEL_NAME, "max_seq_length": MAX_SEQ_LENGTH,
+                   "retrieve": RETRIEVE, "budgets": list(SIZE_BUDGETS),
+                   "budget_rule": "course_lib.evaluation.exact_budget: whole chunks in rank order while they fit, then "
+                                  "the next chunk cut at its last cl100k token boundary (token_prefix_end)",
+                   "index": "exact cosine (course_lib.evaluation.VectorIndex), one index over all corpora",
+                   "metrics": "fractions in [0, 1]; tokens = cl100k tokens returned per question"},
+        "dataset": {"name": "chroma_chunking_eval", "questions": len(questions), "corpora": list(corpora)},
+        "versions": versions(),
+        "chunks": {"total": len(all_chunks), "mean_tokens": round(float(np.mean(tokens)), 1),
+                   "over_128_wordpiece": int(sum(n > PROBE_WINDOW for n in wordpiece)),
+                   "over_512_wordpiece": int(sum(n > MAX_SEQ_LENGTH for n in wordpiece)),
+                   "spans_sha256": spans_digest(spans)},
+        **summary_rows(views, rows),
+        "per_question": {view: {m: [round(float(x), 6) for x in metrics[m]] for m in (*PROBE_METRICS, "tokens")}
+                         for view, metrics in views.items()},
+        "timings_s": {"chunking": round(chunk_seconds, 2), "embedding": round(embed_seconds, 2)},
+    }
+    if probe:
+        result["probe"] = {"window": PROBE_WINDOW, "overlap": default_overlap(PROBE_WINDOW)}
+        # windowed: the probe; control: the same pooling path in one 512-token window, so that the two differ
+        # only in the window (the pooled mean leaves the special tokens out, model.encode averages them in)
+        for arm, window in (("windowed", PROBE_WINDOW), ("control", MAX_SEQ_LENGTH)):
+            t0 = time.perf_counter()
+            arm_vectors, n_pooled = windowed_vectors(encoder.model, texts, window, long_from=PROBE_WINDOW)
+            arm_views = size_views(questions, spans, texts, tokens, arm_vectors, query_vectors)
+            result["probe"][arm] = {
+                "window": window, "chunks_pooled": n_pooled,
+                "rule": f"chunks over {PROBE_WINDOW} WordPiece tokens (special tokens included): mean of token "
+                        f"vectors over {window}-token windows of the chunk alone (course_lib.late."
+                        "late_chunk_embeddings, special tokens left out); the others as in the main run",
+                **summary_rows(arm_views, rows),
+                "per_question": {view: {m: [round(float(x), 6) for x in metrics[m]] for m in PROBE_METRICS}
+                                 for view, metrics in arm_views.items()},
+                "seconds": round(time.perf_counter() - t0, 2),
+            }
+    result["timings_s"].update({"torch_threads": __import__("torch").get_num_threads(),
+                                "load_average_1min": round(os.getloadavg()[0], 2)})
+    (out / f"{result_stem(spec)}.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    line = " | ".join(f"{view} recall {m['span_recall']:.3f} IoU {m['iou']:.4f} tokens {m['tokens']:.0f}"
+                      for view, m in result["overall"].items())
+    print(f"{spec.id:18} {len(all_chunks):5d} chunks | {line} | embed {embed_seconds:.0f} s", flush=True)
+    for arm in ("windowed", "control") if probe else ():
+        a = result["probe"][arm]
+        line = " | ".join(f"{view} recall {m['span_recall']:.3f} IoU {m['iou']:.4f}"
+                          for view, m in a["overall"].items())
+        print(f"  {arm} {a['window']} ({a['chunks_pooled']} chunks) | {line} | {a['seconds']:.0f} s", flush=True)
+    return result
+
+
+def size_intervals(results: dict[str, dict]) -> dict:
+    """Paired intervals (course_lib.stats) of every strategy against the best, per view and metric; and for the
+    probe, windowed minus one pass per strategy."""
+    from course_lib.stats import paired_interval
+
+    table: dict = {"against_best": {}, "probe_windowed_minus_one_pass": {}}
+    views = next(iter(results.values()))["per_question"]
+    for view in views:
+        for metric in PROBE_METRICS:
+            per = {s: r["per_question"][view][metric] for s, r in results.items()}
+            best = max(per, key=lambda s: np.mean(per[s]))
+            table["against_best"].setdefault(view, {})[metric] = {
+                "best": best,
+                "rows": {s: {"mean": round(float(np.mean(v)), 6),
+                             "tokens": results[s]["overall"][view]["tokens"],
+                             "minus_best": [round(x, 6) for x in paired_interval(v, per[best])]}
+                         for s, v in per.items()}}
+    for s, r in results.items():
+        if "probe" in r:
+            table["probe_windowed_minus_one_pass"][s] = {
+                f"{arm}_minus_{base}": {
+                    view: {m: [round(x, 6) for x in paired_interval(
+                        r["probe"][arm]["per_question"][view][m],
+                        (r["per_question"] if base == "one_pass" else r["probe"][base]["per_question"])[view][m])]
+                        for m in PROBE_METRICS} for view in r["per_question"]}
+                for arm, base in (("windowed", "one_pass"), ("windowed", "control"), ("control", "one_pass"))}
+    return table
+
+
+def main_size_sweep(args: argparse.Namespace) -> None:
+    """The size sweep at exact budgets (notebook 09): every id of `args.size_sweep`, one embedding each (a disk
+    cache under --cache), k=5 and three budgets from the same vectors, the probe on PROBE_STRATEGIES; then
+    out/intervals.json and out/run.json (wall time, load average)."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    began, load_start = time.perf_counter(), os.getloadavg()
+    specs = [parse_strategy(s).id for s in args.size_sweep]
+    corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA if cid in args.corpora}
+    questions = [q for q in load_chroma_questions() if q["corpus_id"] in corpora]
+    model = load_embedding_model(max_seq_length=MAX_SEQ_LENGTH)
+    query_vectors = model.encode([q["question"] for q in questions], batch_size=BATCH_SIZE,
+                                 normalize_embeddings=True, show_progress_bar=False)
+    cache = VectorCache(args.cache, f"{MODEL_NAME}?max_seq_length={MAX_SEQ_LENGTH}")
+    encoder = CachingEncoder(model, cache)
+    results, loads = {}, []
+    for spec in specs:
+        results[spec] = run_size_strategy(spec, corpora, questions, query_vectors, encoder, args.out,
+                                          probe=spec in PROBE_STRATEGIES and not args.no_probe)
+        cache.flush()
+        loads.append(round(os.getloadavg()[0], 2))
+        elapsed = time.perf_counter() - began
+        print(f"  elapsed {elapsed:.0f} s", flush=True)
+        write_size_summary(args.out, results, {
+            "command": "benchmarks/chroma_eval.py " + " ".join(sys.argv[1:]), "strategies_requested": specs,
+            "questions": len(questions), "corpora": list(corpora), "wall_seconds": round(elapsed, 1),
+            "cached_vectors_at_start": cache.loaded, "load_average_start": [round(x, 2) for x in load_start],
+            "load_average_1min_after_each": loads, "cpu_count": os.cpu_count(), "torch_threads": args.threads,
+            "machine": "shared with other jobs"})
+    print(f"total {time.perf_counter() - began:.0f} s", flush=True)
+
+
+def write_size_summary(out: Path, results: dict[str, dict], run: dict) -> None:
+    """out/intervals.json (paired intervals of the strategies done so far) and out/run.json (what ran, how long)."""
+    (out / "intervals.json").write_text(json.dumps(size_intervals(results), indent=1) + "\n", encoding="utf-8")
+    run = {**run, "strategies_done": list(results), "versions": versions()}
+    (out / "run.json").write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+
+
+def main_size_summary(out: Path, log: Path) -> None:
+    """Rebuild out/intervals.json and out/run.json from the strategy files of a run stopped early, with the
+    wall time and load averages read from its log (the `elapsed` lines) and the files' own records."""
+    results = {}
+    for path in sorted(out.glob("*.json")):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        if "strategy" in result.get("config", {}):
+            results[result["config"]["strategy"]] = result
+    elapsed = [float(line.split()[1]) for line in log.read_text(encoding="utf-8").splitlines()
+               if line.strip().startswith("elapsed")]
+    first = next(iter(results.values()))
+    order = sorted(results, key=lambda s: SIZE_SWEEP.index(s) if s in SIZE_SWEEP else len(SIZE_SWEEP))
+    write_size_summary(out, {s: results[s] for s in order}, {
+        "command": "benchmarks/chroma_eval.py --size-sweep --corpora " + " ".join(first["dataset"]["corpora"])
+                   + " --threads 1, stopped after the strategies listed in strategies_done (time)",
+        "strategies_requested": SIZE_SWEEP, "questions": first["dataset"]["questions"],
+        "corpora": first["dataset"]["corpora"], "wall_seconds": elapsed[-1] if elapsed else None,
+        "load_average_1min_after_each": [results[s]["timings_s"]["load_average_1min"] for s in order],
+        "cpu_count": os.cpu_count(), "torch_threads": first["timings_s"]["torch_threads"],
+        "machine": "shared with other jobs", "log": log.name})
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", nargs="+", default=CONFIGS, choices=CONFIGS)
@@ -368,7 +635,25 @@ def main() -> None:
                         help="strategy runs instead (ids such as recursive:256 or 'semantic:250?method=cluster'); "
                              "without ids, the whole SWEEP")
     parser.add_argument("--budget", type=int, default=BUDGET, help="retrieved-token budget of the strategy runs")
+    parser.add_argument("--size-sweep", nargs="*", metavar="ID",
+                        help="the size sweep at exact budgets of 1,000/1,500/2,000 tokens and k=5 (notebook 09); "
+                             "without ids, SIZE_SWEEP; results in --out (default results/size_sweep)")
+    parser.add_argument("--no-probe", action="store_true", help="size sweep without the 128-token window probe")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE.parent / "size_sweep",
+                        help="vector cache folder of the size sweep")
+    parser.add_argument("--size-summary", type=Path, metavar="LOG",
+                        help="rebuild intervals.json and run.json in --out from a stopped size sweep and its log")
     args = parser.parse_args()
+    if args.size_summary is not None:
+        main_size_summary(ROOT / "results" / "size_sweep" if args.out == ROOT / "results" else args.out,
+                          args.size_summary)
+        return
+    if args.size_sweep is not None:
+        args.size_sweep = args.size_sweep or SIZE_SWEEP
+        if args.out == ROOT / "results":
+            args.out = ROOT / "results" / "size_sweep"
+        main_size_sweep(args)
+        return
     if args.strategies is not None:
         args.strategies = args.strategies or SWEEP
         main_strategies(args)
