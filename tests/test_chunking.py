@@ -506,3 +506,11 @@ def test_tokenizer_offsets_out_of_order_do_not_stall_the_windows():
         run_or_too_small(chunker, text, 1, 0, WORDPIECE)
         chunks = chunker(text[:40], 1, tokenizer=WORDPIECE)
         check_invariants(text[:40], chunks, 1, 0, WORDPIECE)
+
+
+def test_a_stripped_window_does_not_repeat_more_than_the_overlap():
+    """Found by the registry fuzz: a window's repeated words, stripped of their leading space, counted one
+    token more than the overlap (" pump" is one cl100k token, "pump" opening a text two)."""
+    text = "The XR-12 pump circulates coolant. "
+    chunks = recursive_chunks(text, 7, 3, separators=[r"\n"])
+    check_invariants(text, chunks, 7, 3, "cl100k_base")

@@ -104,7 +104,27 @@ def _first_split(measure: _Measure, a: int, b: int, patterns: list) -> tuple[Pie
 
 def _cut_between_tokens(measure: _Measure, a: int, b: int, size: int, overlap: int) -> Pieces:
     """Last resort: windows of at most `size` tokens (stripped), as fixed-size chunking cuts them."""
-    return [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
+    pieces = [(s, e) for s, e, _ in _fixed_spans(measure, a, b, size, overlap, stripped=True)]
+    return _fit_overlaps(measure, pieces, overlap) if overlap else pieces
+
+
+def _fit_overlaps(measure: _Measure, pieces: Pieces, overlap: int) -> Pieces:
+    """Move a window's start forward, word by word, while the text it repeats counts more than `overlap`.
+
+    A window starts `overlap` tokens before the previous one ends, counted in the whole text's
+    tokens; stripped of its leading space, the repeated words can count one token more
+    (" pump" is one token, "pump" at the start of a text two), which would break the promise.
+    """
+    text = measure.text
+    out = pieces[:1]
+    for s, e in pieces[1:]:
+        end = out[-1][1]
+        while s < end and measure.exact(s, end, stripped=True) > overlap:
+            gap = next((i for i in range(s + 1, end) if text[i - 1].isspace() and not text[i].isspace()
+                        and measure.cluster_boundaries([i]) == [i]), end)
+            s = _strip(text, gap, e)[0]
+        out.append((s, e))
+    return out
 
 
 def _split_without_merge(
