@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from course_lib.chunk_eval import evaluate, main, render_html
 from course_lib.chunk_eval.inputs import Document
-from course_lib.chunk_eval.run import _span_record
+from course_lib.chunk_eval.results import _span_record
 from course_lib.evaluation import (
     CAUSES,
     METRIC_NAMES,
@@ -291,7 +291,7 @@ def test_bm25_and_hybrid_rank_as_the_library_does(folder):
 
 
 def test_fusion_equals_reciprocal_rank_fusion():
-    from course_lib.chunk_eval.run import _fuse
+    from course_lib.chunk_eval.score import _fuse
 
     rng = np.random.default_rng(0)
     for _ in range(50):

@@ -1,0 +1,121 @@
+"""chunk-eval's results: one row per strategy (`StrategyResult`) and the whole report (`EvalReport`, its JSON)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+from course_lib.chunk_eval.inputs import Document, Question
+from course_lib.evaluation import CAUSES, METRIC_NAMES
+from course_lib.spans import Chunk, DocSpan
+from course_lib.stats import Verdict
+
+__all__ = ["Chunked", "EvalReport", "StrategyResult"]
+
+
+@dataclass
+class StrategyResult:
+    """One strategy's scores (fractions) and costs, plus per-question detail for the report and the JSON."""
+
+    strategy: str
+    family: str
+    size: int
+    metrics: dict[str, float]
+    chunks: int
+    mean_tokens: float
+    returned_tokens: float
+    index_bytes: int
+    seconds: float
+    windowed_chunks: int
+    hit: list[bool] = field(repr=False, default_factory=list)
+    first_rank: list[int] = field(repr=False, default_factory=list)  # 0: no relevant chunk at all
+    top: list[tuple[str, int, int]] = field(repr=False, default_factory=list)  # each question's first chunk
+    best_relevant: list[tuple[str, int, int] | None] = field(repr=False, default_factory=list)
+    per_question: dict[str, list[float]] = field(repr=False, default_factory=dict)  # metric -> value per question
+    causes: list[str | None] = field(repr=False, default_factory=list)  # None: the answer was returned whole
+    retrieved: list[list[DocSpan]] = field(repr=False, default_factory=list)  # what each question got back
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # metric -> own 95% interval
+
+    @property
+    def cause_counts(self) -> dict[str, int]:
+        return {cause: self.causes.count(cause) for cause in CAUSES}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"strategy": self.strategy, **{m: round(self.metrics[m], 6) for m in METRIC_NAMES},
+                "intervals": {m: [round(lo, 6), round(hi, 6)] for m, (lo, hi) in self.intervals.items()},
+                "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
+                "returned_tokens": round(self.returned_tokens, 1), "index_bytes": self.index_bytes,
+                "seconds": round(self.seconds, 2), "windowed_chunks": self.windowed_chunks,
+                "causes": self.cause_counts}
+
+
+@dataclass
+class EvalReport:
+    """Everything one run measured: `results` best first (the verdict's metric, then recall@k, nDCG@10,
+    MRR, IoU), the verdict (None with fewer than two strategies or questions) and the warnings."""
+
+    k: int
+    budget: int | None
+    model: str
+    documents: list[Document]
+    questions: list[Question]
+    skipped: list[str]
+    results: list[StrategyResult]
+    shared_seconds: dict[str, float]
+    cache: dict[str, int]
+    metric: str = "recall_at_k"
+    verdict: Verdict | None = None
+    warnings: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    inputs_sha256: str = ""
+
+    def verdict_text(self) -> str:
+        if self.verdict is not None:
+            return "verdict: " + self.verdict.text()
+        why = "one strategy" if len(self.results) < 2 else "one question"
+        return f"verdict: none ({why}: a verdict compares at least two strategies on at least two questions)"
+
+    def per_question_records(self) -> list[dict[str, Any]]:
+        """The JSON `per_question`: each question's id, text and, per strategy, rank, metrics, cause, retrieved."""
+        by_path = {d.path: d for d in self.documents}
+        out = []
+        for i, q in enumerate(self.questions):
+            results = {}
+            for r in self.results:
+                results[r.strategy] = {
+                    "rank": r.first_rank[i] or None,
+                    "metrics": {m: round(r.per_question[m][i], 6) for m in METRIC_NAMES},
+                    "cause": r.causes[i],
+                    "retrieved": [_span_record(by_path[d], s, e) for d, s, e in r.retrieved[i]],
+                }
+            out.append({"id": q.id, "question": q.question, "results": results})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.as_dict() if self.verdict is not None else None,
+            "verdict_text": self.verdict_text(),
+            "warnings": self.warnings,
+            "k": self.k, "budget": self.budget, "metric": self.metric, "model": self.model,
+            "documents": len(self.documents),
+            "document_bytes": sum(len(d.text.encode("utf-8")) for d in self.documents),
+            "questions": len(self.questions), "skipped": self.skipped,
+            "results": [r.to_dict() for r in self.results],
+            "shared_seconds": {key: round(value, 2) for key, value in self.shared_seconds.items()},
+            "cache": self.cache, "versions": self.versions, "inputs_sha256": self.inputs_sha256,
+            "per_question": self.per_question_records(),
+        }
+
+
+def _span_record(doc: Document, start: int, end: int) -> dict[str, Any]:
+    """`{"document", "start", "end"}`, with `page_start`/`page_end` for a paged document (as
+    `course_lib.readers.page_span` counts them)."""
+    record: dict[str, Any] = {"document": doc.path, "start": start, "end": end}
+    if doc.page_ends:
+        record["page_start"] = bisect.bisect_left(doc.page_ends, start) + 1
+        record["page_end"] = bisect.bisect_left(doc.page_ends, end - 1) + 1
+    return record
+
+
+Chunked = dict[str, list[tuple[Document, Chunk]]]  # strategy id -> (document, chunk) pairs, in document order
