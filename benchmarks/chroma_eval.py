@@ -29,6 +29,17 @@ chunks, and as many best chunks as fit a budget of retrieved tokens
 (`course_lib.evaluation.budget_cutoff`, 1,500 cl100k tokens). Metrics are stored as
 fractions; results go to results/<result_stem(strategy)>.json.
 
+The size sweep at exact budgets (notebook 09, section 6):
+
+    .venv/bin/python benchmarks/chroma_eval.py --size-sweep --corpora chatlogs state_of_the_union wikitexts
+
+scores SIZE_SWEEP with 5 chunks and at exact budgets of 1,000, 1,500 and 2,000 tokens
+(`course_lib.evaluation.exact_budget`, the last chunk cut at a token boundary) from one embedding
+of each strategy (a disk `VectorCache`, --cache), with the returned tokens of every view; on
+PROBE_STRATEGIES it embeds the chunks over 128 WordPiece tokens again as the mean of 128-token
+windows, and as a control in one 512-token window. Results, intervals.json (course_lib.stats)
+and run.json (wall time, load average) go to results/size_sweep/.
+
 Progress bars pass `disable=False`, so they show even where TQDM_DISABLE is set (the test
 configuration sets it; tqdm reads TQDM_DISABLE="0" as a non-empty string, i.e. True).
 """
