@@ -195,14 +195,23 @@ def test_reproduces_the_intervals_printed_in_notebook_09():
             printed = f"{float(mean):+.1f} [{float(low):+.1f}, {float(high):+.1f}]"
             assert _points(runs[strategy]["per_question"][view][metric],
                            runs[other]["per_question"][view][metric]) == printed, (strategy, other, view, metric)
-    overlap = _notebook_output(notebook, "for base, with_overlap in")
-    recomputed = []
-    for base, with_overlap in (("recursive:256", "recursive:256:38"), ("fixed:256", "fixed:256:38")):
-        for view in ("k5", "budget"):
-            mean, low, high = paired_interval(runs[with_overlap]["per_question"][view]["span_recall"],
-                                              runs[base]["per_question"][view]["span_recall"], resamples=2_000)
-            recomputed.append(f"{with_overlap:17} - {base:13} ({view:6}): recall {100 * mean:+5.1f} points "
-                              f"[{100 * low:+5.1f}, {100 * high:+5.1f}]")
+    # overlap at an exact budget (section 6), from results/size_sweep, at paired_interval's default resamples
+    overlap = _notebook_output(notebook, "for with_overlap in (s for s in sweep_order")
+    sweep = {}
+    for path in sorted((RESULTS / "size_sweep").glob("*.json")):
+        run = json.loads(path.read_text(encoding="utf-8"))
+        if "strategy" in run.get("config", {}):
+            sweep[run["config"]["strategy"]] = run
+    titles = {"k5": "5 chunks", "budget_1000": "1,000 tok", "budget_1500": "1,500 tok", "budget_2000": "2,000 tok"}
+    recomputed = [overlap.splitlines()[0]]
+    for name in sorted((s for s in sweep if s.count(":") == 2), key=lambda s: (s.split(":")[0], int(s.split(":")[1]))):
+        base = name.rsplit(":", 1)[0]
+        cells = []
+        for view, title in titles.items():
+            mean, low, high = paired_interval(sweep[name]["per_question"][view]["span_recall"],
+                                              sweep[base]["per_question"][view]["span_recall"])
+            cells.append(f"{title}: {100 * mean:+5.1f} [{100 * low:+5.1f}, {100 * high:+5.1f}]")
+        recomputed.append(f"{name:17} - {base:13} " + " ".join(cells))
     assert overlap.splitlines() == recomputed
 
 
