@@ -173,6 +173,15 @@ def ndcg_at_k(ranking: Sequence[Hashable], relevance: Mapping[Hashable, float] |
     return float(np.dot(gains, discounts[: len(gains)])) / idcg
 
 
+def _check_budget(token_counts: Any, budget: Any) -> None:
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
+    if budget < 1:
+        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
+    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
+        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+
+
 def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
     """How many ranked chunks fit a retrieved-token budget: take them in rank order until
     the next one would pass `budget`, but always at least one.
@@ -184,12 +193,7 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
     Taught in notebooks/09_semantic_chunking.ipynb, section 5; used in the exercises of
     notebooks/05_overlap_cost_arithmetic.ipynb and notebooks/08_measuring_chunkers.ipynb.
     """
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
-    if budget < 1:
-        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
-    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
-        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+    _check_budget(token_counts, budget)
     counts = list(token_counts)
     if not counts:
         raise ValueError("token_counts is empty: nothing was retrieved; pass at least one chunk's size")
@@ -213,12 +217,7 @@ def exact_budget(token_counts: Sequence[int], budget: int) -> list[int]:
     `token_counts[i]` is the size of the chunk at rank i in cl100k_base tokens; cut the last chunk
     at its token boundary with `token_prefix_end`. An empty ranking returns `[]`.
     """
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
-    if budget < 1:
-        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
-    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
-        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+    _check_budget(token_counts, budget)
     taken: list[int] = []
     left = int(budget)
     for i, n in enumerate(token_counts):
