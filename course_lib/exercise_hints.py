@@ -2,12 +2,13 @@
 
 Kept here, not in the notebooks' check cells, so a learner does not read them before trying
 (`course_lib.exercises` looks an exercise up here when its check gives no `hint=`). Each tier says a
-little more than the one before; the last comes close to the solution.
+little more than the one before; the last comes close to the solution. `EXPECTED` holds the values a
+check compares with that the learner should find, not read, so they stay out of the check cells.
 """
 
 from __future__ import annotations
 
-__all__ = ["HINTS"]
+__all__ = ["EXPECTED", "HINTS"]
 
 HINTS: dict[str, tuple[str, ...]] = {
     # notebooks/00_start_here.ipynb
@@ -135,6 +136,18 @@ HINTS: dict[str, tuple[str, ...]] = {
         "fitting configuration within 1 point of the best fitting recall.",
         "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
+    # notebooks/12_from_notebook_to_production.ipynb
+    "Exercise 12.1": (
+        "`store.search` takes a query vector: encode the question as section 1 does.",
+        "Filter before the search, with `where=`, so that k chunks of the city report come back.",
+        "Return `[h.citation for h in hits]` in the order `search` gives them.",
+    ),
+    "Exercise 12.2": (
+        "Hours = characters / (characters a second per worker x workers) / 3600.",
+        "With two workers the job reached the '2 workers' rate of section 5's table, not twice the '1 worker' "
+        "rate: rate('chunk+embed+store', 2) / 2 is what one worker delivers when workers share the job.",
+        "Count workers up from 1 until embedding_hours(10_000_000, 5_000, that rate, workers) is at most 24.",
+    ),
     # notebooks/13_reranking_and_late_interaction.ipynb
     "Exercise 13.1": (
         "Drop the first and the last row of each matrix before anything else: they are [CLS] and [SEP].",
@@ -147,4 +160,12 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Among those, the one with the largest gain; if nothing is left, the answer is 'naive'.",
         "At a budget below the token index's ratio only single-vector methods (here hybrid) can qualify.",
     ),
+}
+
+# What a check compares with, by exercise: values the learner finds in the notebook's own outputs.
+EXPECTED: dict[str, dict[str, object]] = {
+    # notebooks/12_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
+    # documents of 5,000 characters in 24 hours at results/batch_throughput.json's 2-worker rate shared out
+    # (18,714 / 2 characters a second a worker: 61.8, rounded up)
+    "Exercise 12.2": {"workers": 62},
 }

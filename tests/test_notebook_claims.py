@@ -27,7 +27,6 @@ FAILING_TODAY = {
     "02_tokens_vs_characters.ipynb": 5,
     "04_recursive_splitting.ipynb": 1,
     "11_your_documents.ipynb": 1,
-    "12_from_notebook_to_production.ipynb": 3,
 }
 TAGS = ["[Chunking I]", "Günther et al."]
 
