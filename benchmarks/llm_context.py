@@ -102,6 +102,27 @@ def chunk_sets(names: Sequence[str]) -> Iterator[tuple[str, dict[str, str], list
         yield name, ds.documents, ds.base
 
 
+def note_messages(context: str, chunk: str) -> list[dict[str, str]]:
+    """The chat prompt asking for one situating sentence about `chunk`."""
+    return [{"role": "user", "content": PROMPT.format(context=context, chunk=chunk)}]
+
+
+def generate_note(tokenizer, model, context: str, chunk: str) -> tuple[str, int, int, float, float]:
+    """One greedy note for `chunk`: (generated text, prompt tokens, new tokens, wall s, CPU s)."""
+    import torch
+
+    inputs = tokenizer.apply_chat_template(note_messages(context, chunk), add_generation_prompt=True,
+                                           return_tensors="pt", return_dict=True)
+    wall, cpu = time.perf_counter(), time.process_time()
+    with torch.inference_mode():
+        output = model.generate(**inputs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                pad_token_id=tokenizer.eos_token_id)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    new = output[0, inputs["input_ids"].shape[1]:]
+    prompt = int(inputs["input_ids"].shape[1])
+    return tokenizer.decode(new, skip_special_tokens=True).strip(), prompt, int(new.shape[0]), wall, cpu
+
+
 def prompt_context(tokenizer, text: str, start: int, end: int) -> tuple[str, str]:
     """`(kind, context)`: the document if it fits in CONTEXT_LIMIT model tokens, else the chunk's
     Markdown section if that fits, else the CONTEXT_LIMIT tokens around the chunk."""
@@ -188,19 +209,10 @@ def generate(names: Sequence[str], limit: int | None, reverse: bool = False) -> 
                     return
                 text = documents[doc]
                 kind, context = prompt_context(tokenizer, text, start, end)
-                messages = [{"role": "user", "content": PROMPT.format(context=context, chunk=text[start:end])}]
-                inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                                       return_dict=True)
-                wall, cpu = time.perf_counter(), time.process_time()
-                with torch.inference_mode():
-                    output = model.generate(**inputs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
-                                            pad_token_id=tokenizer.eos_token_id)
-                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-                new = output[0, inputs["input_ids"].shape[1]:]
-                generated = tokenizer.decode(new, skip_special_tokens=True).strip()
+                generated, n_prompt, n_new, wall, cpu = generate_note(tokenizer, model, context, text[start:end])
                 record = {"dataset": name, "doc": doc, "start": start, "end": end, "index": i,
-                          "context_kind": kind, "prompt_tokens": int(inputs["input_ids"].shape[1]),
-                          "new_tokens": int(new.shape[0]), "generated": generated, "note": first_sentence(generated),
+                          "context_kind": kind, "prompt_tokens": n_prompt,
+                          "new_tokens": n_new, "generated": generated, "note": first_sentence(generated),
                           "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 out.flush()
@@ -365,15 +377,9 @@ def compare(n: int) -> dict:
     rows = []
     for doc, start, end in chunks[:n]:
         _, context = prompt_context(tokenizer, documents[doc], start, end)
-        messages = [{"role": "user", "content": PROMPT.format(context=context, chunk=documents[doc][start:end])}]
-        inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                               return_dict=True)
-        wall, cpu = time.perf_counter(), time.process_time()
-        with torch.inference_mode():
-            output = model.generate(**inputs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
-                                    pad_token_id=tokenizer.eos_token_id)
-        hf = (time.perf_counter() - wall, time.process_time() - cpu)
-        hf_text = tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+        hf_text, _, _, hf_wall, hf_cpu = generate_note(tokenizer, model, context, documents[doc][start:end])
+        hf = (hf_wall, hf_cpu)
+        messages = note_messages(context, documents[doc][start:end])
         wall, cpu = time.perf_counter(), time.process_time()
         answer = llama.create_chat_completion(messages=messages, temperature=0.0, top_k=1, max_tokens=MAX_NEW_TOKENS)
         lc = (time.perf_counter() - wall, time.process_time() - cpu)
