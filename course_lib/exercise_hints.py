@@ -136,6 +136,27 @@ HINTS: dict[str, tuple[str, ...]] = {
         "fitting configuration within 1 point of the best fitting recall.",
         "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
+    # notebooks/11_your_documents.ipynb
+    "Exercise 11.1": (
+        "The closest passage is in section 8 of the manual; copy words from it exactly.",
+        "A shorter quote is fine as long as every word of it is in the document, in order.",
+    ),
+    "Exercise 11.2": (
+        "Each StrategyResult of `grid` has `causes`, one per question in the order of `grid.questions` (None when "
+        "the answer was returned whole); the HTML report shows the same per question. CAUSES says what to try.",
+        "For a wrong document the course's fixes are prefixes: `headers:` (the chunk embedded with its document's "
+        "name and headings) or `hybrid:` (BM25 fused with the dense ranking). Try each on recursive:128 with "
+        "evaluate(DOCS, QUESTIONS, [spec], k=1, embedder=embedder, cache=WORK / 'cache').",
+        "One prefix is one change; `hybrid:headers:` would be two. Look up q19's cause in the new run too.",
+    ),
+    "Exercise 11.3": (
+        "report.verdict has in_play, ruled_out, leader, winner and differences; report.results rows have "
+        "returned_tokens, index_bytes and per_question['recall_at_k'].",
+        "Choose among the strategies in play other than the leader (keep the leader only when it is the winner, "
+        "or the only one in play), by a cost you can name.",
+        "paired_interval(yours, leaders) takes the two per-question lists in that order and returns "
+        "(mean, low, high); for the leader itself the interval is (0.0, 0.0).",
+    ),
     # notebooks/12_from_notebook_to_production.ipynb
     "Exercise 12.1": (
         "`store.search` takes a query vector: encode the question as section 1 does.",
@@ -164,6 +185,8 @@ HINTS: dict[str, tuple[str, ...]] = {
 
 # What a check compares with, by exercise: values the learner finds in the notebook's own outputs.
 EXPECTED: dict[str, dict[str, object]] = {
+    # notebooks/11_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
+    "Exercise 11.2": {"cause": "wrong_document"},
     # notebooks/12_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
     # documents of 5,000 characters in 24 hours at results/batch_throughput.json's 2-worker rate shared out
     # (18,714 / 2 characters a second a worker: 61.8, rounded up)
