@@ -508,7 +508,8 @@ CAUSES: dict[str, str] = {
     "split": "no chunk holds the whole answer: the boundary cut it; use larger chunks or an overlap "
              "(notebook 03) or a structure-aware chunker (markdown, notebook 07)",
     "orphan": "the chunk holding the answer opens with a reference (It, This, Su, ...) to text before it: "
-              "try late chunking (late:, notebook 06) or headers: (notebook 10)",
+              "give it its heading path (headers:, notebook 10); late chunking (late:) was meant for this, but "
+              "with MiniLM it lost most on such text (notebook 06)",
     "self_contained": "the chunk holds the answer and names its subject, yet ranks too low: a query or ranking "
                       "problem; try hybrid: (notebook 10) or rewrite the question",
 }
