@@ -258,9 +258,9 @@ def write(notebooks: list[Path] | None = None, run_times: dict[str, dict] | None
         if is_map := (path.name.startswith(MAP_NOTEBOOK + "_") and _map_cell(path)):
             i = is_map[0]
             cell = notebook["cells"][i]
-            cell["source"] = _rewrite_tables(_source(cell), "time", times)
+            cell["source"] = _rewrite_tables(_source(cell), "time", times).splitlines(keepends=True)
         if new != old or is_map:
-            header["source"] = new
+            header["source"] = new.splitlines(keepends=True)  # a list of lines, as nbformat writes it
             path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for source, column, is_map in _places(notebooks).values():
         if not is_map and source is not None and Path(source).exists():
