@@ -475,7 +475,7 @@ def answer_held(retrieved: Iterable[DocSpan], quotes: Iterable[Iterable[DocSpan]
     groups = [list(q) for q in quotes]
     if not groups or not all(groups):
         raise ValueError("quotes must hold at least one quote, each with at least one occurrence")
-    return all(any(d == rd and rs <= s and e <= re for d, s, e in group for rd, rs, re in spans) for group in groups)
+    return all(any(d == doc and a <= s and e <= b for d, s, e in group for doc, a, b in spans) for group in groups)
 
 
 # Notebook 06's list of reference openers (section 7): a chunk that opens with one of them leans on
