@@ -36,12 +36,12 @@ import numpy as np
 from course_lib.spans import DocSpan
 
 __all__ = [
+    "CAUSES",
     "METRIC_NAMES",
+    "REFERENCE_OPENERS",
     "ReferenceGrades",
     "SpanScores",
     "VectorIndex",
-    "CAUSES",
-    "REFERENCE_OPENERS",
     "answer_held",
     "budget_cutoff",
     "exact_budget",

@@ -172,7 +172,7 @@ def parse_strategy(spec: str) -> StrategySpec:
 
 
 def chunk_with(spec: str | StrategySpec, text: str, *, model: Any = None) -> list[Chunk]:
-    """Chunk `text` by the strategy id `spec` (the embedding variant and the retrieval mode do not change the chunks)."""
+    """Chunk `text` by the strategy id `spec` (its embedding variant and retrieval mode do not change the chunks)."""
     spec = parse_strategy(spec)
     info = STRATEGIES[spec.name]
     options: dict[str, Any] = dict(spec.options)

@@ -59,7 +59,8 @@ def toy_model(monkeypatch):
 @pytest.mark.parametrize("text, retrieval, variant, stem", [
     ("bm25:recursive:256", "bm25", None, "bm25_recursive_256"),
     ("hybrid:headers:markdown:256", "hybrid", "headers", "hybrid_headers_markdown_256"),
-    ("hybrid:late:recursive:256:32?anchor=paragraph", "hybrid", "late", "hybrid_late_recursive_256_32__anchor-paragraph"),
+    ("hybrid:late:recursive:256:32?anchor=paragraph", "hybrid", "late",
+     "hybrid_late_recursive_256_32__anchor-paragraph"),
     ("bm25:headers:fixed:64", "bm25", "headers", "bm25_headers_fixed_64"),
 ])
 def test_retrieval_prefixes_parse_and_name_files(text, retrieval, variant, stem):
@@ -181,7 +182,7 @@ def test_verdict_and_intervals_are_the_statistics_of_the_per_question_values(fol
 
 def test_the_verdict_is_printed_first_with_warnings_and_the_table(folder, capsys, toy_model):
     docs, questions = folder
-    assert main([str(docs), str(questions), *sum((["--strategy", s] for s in STRATEGIES), []), "--k", "2",
+    assert main([str(docs), str(questions), *(arg for s in STRATEGIES for arg in ("--strategy", s)), "--k", "2",
                  "--no-cache", "--quiet"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("verdict: ") and "Cheapest in play:" in out[0]
@@ -279,7 +280,8 @@ def test_bm25_and_hybrid_rank_as_the_library_does(folder):
     texts = [DOCS[d][s:e] for d, s, e in chunks]
     lexical = bm25_rankings(texts, [q["question"] for q in extra])
     for i, q in enumerate(report.questions):
-        rel = {j for j, (d, s, e) in enumerate(chunks) if any(d == rd and s < re_ and rs < e for rd, rs, re_ in q.spans)}
+        rel = {j for j, (d, s, e) in enumerate(chunks)
+               if any(d == rd and s < re_ and rs < e for rd, rs, re_ in q.spans)}
         rank = next((r for r, j in enumerate(lexical[i], 1) if j in rel), 0)
         assert by["bm25:fixed:12"].first_rank[i] == rank
         assert by["bm25:fixed:12"].retrieved[i] == [chunks[j] for j in lexical[i][:2]]

@@ -33,4 +33,4 @@ def test_first_hit_is_the_reciprocal_rank_of_the_first_overlap():
 def test_paired_interval_is_the_rounded_bootstrap_of_the_mean():
     diff = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
     mean, low, high = paired_interval(diff)
-    assert mean == round(diff.mean(), 4) and low <= mean <= high and 0 <= low and high <= 1
+    assert mean == round(diff.mean(), 4) and low <= mean <= high and low >= 0 and high <= 1

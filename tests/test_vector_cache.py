@@ -45,7 +45,7 @@ def test_a_whole_file_round_trips(tmp_path):
 
 def test_a_hidden_temporary_file_beside_a_good_file_is_ignored(tmp_path):
     """D1: the loader read `.<name>.tmp.npz`, which a torn flush leaves, and every later run crashed."""
-    cache, keys = filled(tmp_path)
+    cache, _ = filled(tmp_path)
     good = next(cache.folder.glob("*.npz"))
     (cache.folder / f".{good.stem}.tmp.npz").write_bytes(good.read_bytes()[:100])
     again, seen = reopen(tmp_path)
@@ -56,7 +56,7 @@ def test_a_hidden_temporary_file_beside_a_good_file_is_ignored(tmp_path):
 def test_a_damaged_file_is_moved_aside_with_one_warning(tmp_path, damage):
     """D4: truncated, empty, random, bit-flipped and foreign files ended every run in a traceback."""
     filled(tmp_path, seed=1)
-    cache, keys = filled(tmp_path, seed=2)
+    cache, _ = filled(tmp_path, seed=2)
     victim = sorted(cache.folder.glob("*.npz"))[-1]
     data = victim.read_bytes()
     if damage == "half":

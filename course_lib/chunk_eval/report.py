@@ -191,7 +191,8 @@ def render_html(report: EvalReport) -> str:
     png = base64.b64encode(_figure_png(report)).decode("ascii")
     warnings = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
     warnings_html = f'<ul id="warnings">{warnings}</ul>' if warnings else '<p id="warnings">No warnings.</p>'
-    fixes = "".join(f"<li>{e(line)}</li>" for line in _fixes(report)) or "<li>None: every answer was returned whole.</li>"
+    fixes = ("".join(f"<li>{e(line)}</li>" for line in _fixes(report))
+             or "<li>None: every answer was returned whole.</li>")
     questions_html = "".join(_question_html(report, i) for i in range(len(report.questions)))
     missed = [i for i in range(len(report.questions)) if not any(r.hit[i] for r in report.results)]
     best = report.results[0]
