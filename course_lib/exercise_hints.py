@@ -136,6 +136,15 @@ HINTS: dict[str, tuple[str, ...]] = {
         "fitting configuration within 1 point of the best fitting recall.",
         "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
+    # notebooks/09_semantic_chunking.ipynb
+    "Exercise 9.2": (
+        "Go budget by budget: at each one, list the strategies whose span recall is at least 95% and whose "
+        "interval against the best (gaps[view, s]) has its upper end at 0 or above.",
+        "A larger budget costs tokens per question, not vectors: compare the passing choices across all three "
+        "budgets, not within one.",
+        "Among everything that passes at any budget, take the fewest sweep[s]['chunks']['total']; report "
+        "gaps[view, s].low and .high times 100.",
+    ),
     # notebooks/11_your_documents.ipynb
     "Exercise 11.1": (
         "The closest passage is in section 8 of the manual; copy words from it exactly.",
@@ -185,6 +194,10 @@ HINTS: dict[str, tuple[str, ...]] = {
 
 # What a check compares with, by exercise: values the learner finds in the notebook's own outputs.
 EXPECTED: dict[str, dict[str, object]] = {
+    # notebooks/09_semantic_chunking.ipynb: the (strategy, budget) with the fewest vectors whose span recall
+    # reaches 95% and whose paired interval against the best at that budget reaches 0 (results/size_sweep;
+    # tests/test_exercise_expected_09.py recomputes it)
+    "Exercise 9.2": {"strategy": "recursive:256", "budget": 2000},
     # notebooks/11_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
     "Exercise 11.2": {"cause": "wrong_document"},
     # notebooks/12_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
