@@ -145,6 +145,24 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Among everything that passes at any budget, take the fewest sweep[s]['chunks']['total']; report "
         "gaps[view, s].low and .high times 100.",
     ),
+    # notebooks/10_context_for_chunks.ipynb
+    "Exercise 10.1": (
+        "Only the intervals decide: 'above zero' is a lower end above 0, 'clearly worse' an upper end below 0. "
+        "Section 6 prints collection MRR and Chroma span recall; get the other two with "
+        "interval('collection', method, 'span_recall') and interval('chroma', method, 'mrr').",
+        "Go method by method through four intervals each (two corpora x two metrics). A method that ranks better "
+        "can still hand the reader less: read every method's span recall on the collection, not only its MRR.",
+        "rule_out holds every method with an upper end below zero in any of its four intervals (three methods); "
+        "ship needs, on each corpus, a lower end above zero and no upper end below zero (one method).",
+    ),
+    "Exercise 10.2": (
+        "Take each option in turn and name the printed line that would look different if it were true: what is "
+        "indexed, how long the longest section is, how the ranks of the lost answers compare.",
+        "Parent-child embeds sentences (one vector per sentence) and returns their sections, so no section's vector "
+        "exists to be diluted; the longest section is under the budget, and the first span is always returned.",
+        "The Marrow Valley answers are ranked second by both methods, yet only naive's reader receives them: four "
+        "pairs of about 33 tokens fit in 150, one section of about 82 does.",
+    ),
     # notebooks/11_your_documents.ipynb
     "Exercise 11.1": (
         "The closest passage is in section 8 of the manual; copy words from it exactly.",
@@ -198,6 +216,12 @@ EXPECTED: dict[str, dict[str, object]] = {
     # reaches 95% and whose paired interval against the best at that budget reaches 0 (results/size_sweep;
     # tests/test_exercise_expected_09.py recomputes it)
     "Exercise 9.2": {"strategy": "recursive:256", "budget": 2000},
+    # notebooks/10_context_for_chunks.ipynb (results/context_collection.json and context_chroma.json;
+    # tests/test_exercise_expected_10.py recomputes both). 10.1: the methods whose paired interval against
+    # naive lies above zero on each corpus for MRR or span recall and below zero for neither (ship), and those
+    # with an interval below zero anywhere (rule_out). 10.2: the option the collection's outputs do not rule out.
+    "Exercise 10.1": {"ship": ("hybrid+headers",), "rule_out": ("bm25", "late", "parent-child")},
+    "Exercise 10.2": {"mechanism": "b"},
     # notebooks/11_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
     "Exercise 11.2": {"cause": "wrong_document"},
     # notebooks/12_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
