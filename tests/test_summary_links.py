@@ -23,9 +23,7 @@ from course_lib.project import NOTEBOOKS, course_notebooks
 # Summary bullets that may stay without a link, each with its reason:
 # {(notebook, the bullet's first words): reason}. Keep it empty; an entry whose bullet has a link
 # (or no longer exists) fails the test, so the list cannot go stale.
-ALLOWED_UNLINKED: dict[tuple[str, str], str] = {
-    ("10_context_for_chunks.ipynb", "Decide with your own questions"): "being edited in parallel",
-}
+ALLOWED_UNLINKED: dict[tuple[str, str], str] = {}
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
