@@ -2,8 +2,9 @@
 
 The rule (docs/INSTRUCTOR.md): prose at 200 words a minute, code at 30 non-blank lines a minute,
 the run time measured at the last execution, and 10-15 minutes an exercise (12.5 counted), rounded
-to 5 minutes. Run times live in `notebooks/run_times.json`, written by `--measure` (and by
-`record_run_time`, for scripts that execute notebooks).
+to 5 minutes. The headers' "Runs in" phrase and the guide's "runs in" column state that measured run
+time (to 5 seconds, or to the minute from 100 seconds). Run times live in `notebooks/run_times.json`,
+written by `--measure` (and by `record_run_time`, for scripts that execute notebooks).
 
 Usage:
   python scripts/notebook_times.py                  report every place whose stated time disagrees (exit 1)
@@ -35,12 +36,14 @@ RUN_TIMES = NOTEBOOKS / "run_times.json"
 README = ROOT / "README.md"
 INSTRUCTOR = ROOT / "docs" / "INSTRUCTOR.md"
 MAP_NOTEBOOK = "00"
+COUNTS_COLUMN = "words / code lines / exercises"
 
 _EXERCISE = re.compile(r"^###\s+Exercise\s+\d+\.\d+", re.MULTILINE)
 _NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 # the header's Time sentence: from "**Time" to "**Runs in" or the end of the paragraph
 _TIME_SENTENCE = re.compile(r"\*\*Time:?\*\*:?.*?(?=\s*\*\*Runs in|\n\n|\Z)", re.DOTALL)
-_RUNS_IN = re.compile(r"\*\*Runs in:?\*\*:?\s*(?:about\s+)?(?P<text>[^.(;]*)")
+# the header's Runs-in phrase: what follows "**Runs in**" up to "on 2 CPU cores"
+_RUNS_IN = re.compile(r"(?P<lead>\*\*Runs in:?\*\*:?\s*)(?P<text>.*?)(?=\s+on\s+2\s+CPU)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,11 @@ class NotebookTime:
         """The stated time: reading, code, running and 12.5 minutes an exercise, to the nearest 5."""
         middle = sum(EXERCISE_MINUTES) / 2
         return max(5, 5 * round((self._fixed() + middle * self.exercises) / 5))
+
+    @property
+    def counts(self) -> str:
+        """Words, code lines and exercises as the instructor guide's table gives them: '3,685 / 373 / 2'."""
+        return f"{self.words:,} / {self.code_lines} / {self.exercises}"
 
     @property
     def range(self) -> tuple[int, int]:
@@ -105,8 +113,8 @@ def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
     """Count a notebook's prose words, non-blank code lines and exercises; attach its run time."""
     cells = _cells(path)
     markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
-    if markdown:  # the Time sentence itself is not counted, so writing it does not change the count
-        markdown[0] = _TIME_SENTENCE.sub("", markdown[0], count=1)
+    if markdown:  # the Time sentence and the run time are not counted, so writing them does not change the count
+        markdown[0] = _RUNS_IN.sub(lambda m: m.group("lead"), _TIME_SENTENCE.sub("", markdown[0], count=1), count=1)
     code = [_source(c) for c in cells if c["cell_type"] == "code"]
     run = (load_run_times() if run_times is None else run_times).get(Path(path).name)
     return NotebookTime(number=Path(path).name[:2], name=Path(path).name,
@@ -140,6 +148,21 @@ def time_sentence(t: NotebookTime) -> str:
     return (f"**Time:** about {t.minutes} minutes: {round(t.words / WORDS_PER_MINUTE)} to read the prose "
             f"({t.words:,} words), {round(t.code_lines / CODE_LINES_PER_MINUTE)} for the {t.code_lines} lines "
             f"of code{run}{exercises}.")
+
+
+def run_phrase(seconds: float, short: bool = False) -> str:
+    """A measured run time as the course states it: 'about 15 seconds' ('~15 s'), 'about 2 minutes'."""
+    if seconds < 100:
+        n = max(5, 5 * round(seconds / 5))
+        return f"~{n} s" if short else f"about {n} seconds"
+    n = round(seconds / 60)
+    return f"~{n} min" if short else f"about {n} minutes"
+
+
+def stated_runs_in(path: Path) -> str | None:
+    """The header's Runs-in phrase ('about 15 seconds'), or None when the header has none."""
+    match = _RUNS_IN.search(_header(path))
+    return " ".join(match.group("text").split()) if match else None
 
 
 def _header(path: Path) -> str:
@@ -178,12 +201,13 @@ def _cell(text: str, where: tuple[int, int]) -> str:
     return [c.strip() for c in text.split("\n")[line].strip().strip("|").split("|")][column]
 
 
-def _set_cell(text: str, where: tuple[int, int], value: str) -> str:
+def _set_cell(text: str, where: tuple[int, int], value: str, keep_note: bool = True) -> str:
     lines = text.split("\n")
     line, column = where
     cells = [c.strip() for c in lines[line].strip().strip("|").split("|")]
     old = cells[column]
-    note = old[len(m.group(0)):] if (m := re.match(r"\s*\d+\s*(?:h|min)(?:\s*\d+\s*min)?", old)) else ""
+    m = re.match(r"\s*\d+\s*(?:h|min)(?:\s*\d+\s*min)?", old)
+    note = old[len(m.group(0)):] if keep_note and m else ""
     cells[column] = value + note
     lines[line] = "| " + " | ".join(cells) + " |"
     return "\n".join(lines)
@@ -220,12 +244,18 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
         stated = stated_header(path)
         if stated != t.minutes:
             problems.append(f"{path.name}: header says {stated} min, the rule gives {t.minutes}")
+        runs_in = stated_runs_in(path)
+        if runs_in is None:
+            problems.append(f"{path.name}: the header has no '**Runs in** ... on 2 CPU cores' line")
+        elif t.run_seconds is not None and runs_in != run_phrase(t.run_seconds):
+            problems.append(f"{path.name}: header runs in {runs_in!r}, measured {run_phrase(t.run_seconds)!r}")
     for place, (source, column, is_map) in _places(notebooks).items():
         if source is None or not Path(source).exists():
             problems.append(f"{place}: not found")
             continue
         text = _map_cell(source)[1] if is_map else Path(source).read_text(encoding="utf-8")
         rows = _table_rows(text, column)
+        runs, counts = _table_rows(text, "runs in"), _table_rows(text, COUNTS_COLUMN)
         for t in times:
             if is_map and t.number == MAP_NOTEBOOK:
                 continue
@@ -234,14 +264,25 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
             elif parse_minutes(_cell(text, rows[t.number])) != t.minutes:
                 problems.append(f"{place}: {t.number} says {_cell(text, rows[t.number])!r}, the rule gives "
                                 f"{t.minutes} min")
+            if t.number in runs and t.run_seconds is not None and \
+                    _cell(text, runs[t.number]) != run_phrase(t.run_seconds, short=True):
+                problems.append(f"{place}: {t.number} runs in {_cell(text, runs[t.number])!r}, measured "
+                                f"{run_phrase(t.run_seconds, short=True)!r}")
+            if t.number in counts and _cell(text, counts[t.number]) != t.counts:
+                problems.append(f"{place}: {t.number} counts {_cell(text, counts[t.number])!r}, the notebook has "
+                                f"{t.counts!r}")
     return problems
 
 
 def _rewrite_tables(text: str, column: str, times: list[NotebookTime]) -> str:
-    rows = _table_rows(text, column)
+    rows, runs, counts = _table_rows(text, column), _table_rows(text, "runs in"), _table_rows(text, COUNTS_COLUMN)
     for t in times:
+        if t.number in counts:
+            text = _set_cell(text, counts[t.number], t.counts, keep_note=False)
         if t.number in rows:
             text = _set_cell(text, rows[t.number], f"{t.minutes} min")
+        if t.number in runs and t.run_seconds is not None:
+            text = _set_cell(text, runs[t.number], run_phrase(t.run_seconds, short=True), keep_note=False)
     return text
 
 
@@ -255,6 +296,8 @@ def write(notebooks: list[Path] | None = None, run_times: dict[str, dict] | None
         header = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
         old = _source(header)
         new = _TIME_SENTENCE.sub(lambda _m, t=t: time_sentence(t), old, count=1)
+        if t.run_seconds is not None:
+            new = _RUNS_IN.sub(lambda m, t=t: m.group("lead") + run_phrase(t.run_seconds), new, count=1)
         if is_map := (path.name.startswith(MAP_NOTEBOOK + "_") and _map_cell(path)):
             i = is_map[0]
             cell = notebook["cells"][i]

@@ -61,8 +61,8 @@ def test_parse_minutes(text, minutes):
 def test_the_rule(course):
     nbs, run_times = course
     t = times.count(nbs[1], run_times)
-    assert (t.words, t.code_lines, t.exercises, t.run_seconds) == (420, 60, 2, 90.0)  # + header and headings
-    # 420 / 200 + 60 / 30 + 90 / 60 + 2 * 12.5 = 30.6 -> 30; the range uses 10 and 15 an exercise
+    assert (t.words, t.code_lines, t.exercises, t.run_seconds) == (418, 60, 2, 90.0)  # + header and headings
+    # 418 / 200 + 60 / 30 + 90 / 60 + 2 * 12.5 = 30.6 -> 30; the range uses 10 and 15 an exercise
     assert t.minutes == 30 and t.range == (25, 36)
     assert times.count(nbs[1], {}).run_seconds is None
 
@@ -73,14 +73,32 @@ def test_disagreements_then_write_then_agreement(course):
     assert "01_one.ipynb: header says 15 min, the rule gives 30" in problems
     assert any(p.startswith("README.md: 02 says '60 min'") for p in problems)
     assert any(p.startswith("00_start.ipynb map: 02 says '1 h 50 min'") for p in problems)
+    assert "01_one.ipynb: header runs in '5 seconds', measured 'about 90 seconds'" in problems
+    assert "docs/INSTRUCTOR.md: 02 runs in '5 s', measured '~90 s'" in problems
     assert times.write(nbs, run_times) == []
     assert times.disagreements(nbs, run_times) == []
     guide = times.INSTRUCTOR.read_text(encoding="utf-8")
-    assert "| 01 One | b | 30 min (exercises later) | 5 s |" in guide  # the note after the time is kept
+    assert "| 01 One | b | 30 min (exercises later) | ~90 s |" in guide  # the note after the time is kept
     assert times.README.read_text(encoding="utf-8").endswith("\n\nAfter.\n")
     header = "".join(json.loads(nbs[2].read_text(encoding="utf-8"))["cells"][0]["source"])
-    assert header.startswith("# NN · T\n\n**Time:** about 55 minutes: 2 to read the prose (428 words), 2 for the 60 "
-                             "lines of code, 2 to run it, about 50 for the four exercises. **Runs in:** 5 seconds")
+    assert header.startswith("# NN · T\n\n**Time:** about 55 minutes: 2 to read the prose (426 words), 2 for the 60 "
+                             "lines of code, 2 to run it, about 50 for the four exercises. "
+                             "**Runs in:** about 90 seconds on 2 CPU")
+
+
+@pytest.mark.parametrize(("seconds", "long", "short"), [(3.6, "about 5 seconds", "~5 s"),
+                                                      (53.2, "about 55 seconds", "~55 s"),
+                                                      (104.3, "about 2 minutes", "~2 min"),
+                                                      (263.5, "about 4 minutes", "~4 min")])
+def test_run_phrase(seconds, long, short):
+    assert (times.run_phrase(seconds), times.run_phrase(seconds, short=True)) == (long, short)
+
+
+def test_a_header_without_runs_in_is_reported(course):
+    nbs, run_times = course
+    bare = _write_notebook(nbs[0].parent, "01_one.ipynb", "# NN · T\n\n**Time:** about 30 minutes.")
+    assert "01_one.ipynb: the header has no '**Runs in** ... on 2 CPU cores' line" in \
+        times.disagreements([nbs[0], bare, nbs[2]], run_times)
 
 
 def test_a_new_notebook_is_reported_not_invented(course):
@@ -105,3 +123,13 @@ def test_stale_run_time_and_bad_seconds(course, tmp_path):
 def test_the_course_states_the_rules_times():
     problems = times.disagreements()
     assert not problems, "\n".join(problems)
+
+
+def test_the_guides_counts_column_is_written_and_checked(course):
+    nbs, run_times = course
+    times.INSTRUCTOR.write_text("| notebook | what | words / code lines / exercises | time (self-study) |\n"
+                                "|---|---|---|---|\n| 01 One | b | 700 / 45 / 1 | 45 min |\n", encoding="utf-8")
+    assert "docs/INSTRUCTOR.md: 01 counts '700 / 45 / 1', the notebook has '418 / 60 / 2'" in \
+        times.disagreements(nbs, run_times)
+    times.write(nbs, run_times)
+    assert "| 01 One | b | 418 / 60 / 2 | 30 min |" in times.INSTRUCTOR.read_text(encoding="utf-8")
