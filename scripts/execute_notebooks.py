@@ -3,7 +3,8 @@
 Usage: python scripts/execute_notebooks.py [notebooks/NN_name.ipynb ...]   (default: all)
 Notebooks are committed executed, because nbval compares stored outputs. Cells get no
 execution timestamps (`record_timing=False`), so re-executing a notebook changes only
-the outputs that changed.
+the outputs that changed. Each run time is stored in `notebooks/run_times.json`, which
+`scripts/notebook_times.py` reads for the headers' "Time" and "Runs in" lines.
 """
 
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from notebook_times import record_run_time  # the sibling script: Python puts this folder first on sys.path
 
 from course_lib.project import course_notebooks
 from course_lib.settings import apply_quiet_offline_env
@@ -32,4 +34,6 @@ if __name__ == "__main__":
     apply_quiet_offline_env()  # the kernel inherits this process's environment
     paths = [Path(p) for p in sys.argv[1:]] or course_notebooks()
     for path in paths:
-        print(f"{path.name}: executed in {execute(path):.1f} s", flush=True)
+        seconds = execute(path)
+        record_run_time(path, seconds)
+        print(f"{path.name}: executed in {seconds:.1f} s", flush=True)
