@@ -1,6 +1,5 @@
 """Tests for course_lib.evaluation: hand-computed cases, brute-force cross-checks and invariants."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -364,13 +363,10 @@ def test_index_rejects_bad_input(call, error, words):
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
-def test_committed_results_match_the_current_chunkers():
+def test_committed_results_match_the_current_chunkers(chroma_eval):
     """Results carry a digest of their chunk spans; a chunker change makes them stale.
 
     Without the dataset this fails with the data cache's message (which file to put where)."""
-    spec = importlib.util.spec_from_file_location("chroma_eval", RESULTS.parent / "benchmarks" / "chroma_eval.py")
-    chroma_eval = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(chroma_eval)
     corpora = {cid: load_chroma_corpus(cid) for cid in CHROMA_CORPORA}
     digests = {}
     for path in sorted(RESULTS.glob("*.json")):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -220,18 +219,11 @@ def strategy_results() -> list[tuple[Path, dict]]:
     return found
 
 
-def load_chroma_eval():
-    spec = importlib.util.spec_from_file_location("chroma_eval", ROOT / "benchmarks" / "chroma_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-def test_strategy_results_match_the_current_chunkers():
+def test_strategy_results_match_the_current_chunkers(chroma_eval):
     """Token chunkers: the sha256 of every chunk span. Without the dataset this fails with the cache's message."""
     from course_lib.datasets import load_chroma_corpus
 
-    chroma_eval = load_chroma_eval()
     checked = 0
     for path, result in strategy_results():
         if result["config"]["chunker"] == "semantic":
@@ -247,11 +239,10 @@ def test_strategy_results_match_the_current_chunkers():
     assert checked, f"no strategy results found in {RESULTS}/{STRATEGY_FOLDERS}"
 
 
-def test_semantic_boundaries_are_recomputed_on_the_small_corpus(minilm):
+def test_semantic_boundaries_are_recomputed_on_the_small_corpus(minilm, chroma_eval):
     """Semantic runs store their boundaries on one small corpus; one run per method is recomputed."""
     from course_lib.datasets import load_chroma_corpus
 
-    chroma_eval = load_chroma_eval()
     text = load_chroma_corpus(chroma_eval.BOUNDARY_CORPUS)
     seen = set()
     by_strategy: dict[str, list] = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -15,15 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZE_SWEEP = ROOT / "results" / "size_sweep"
 
 
-def load_chroma_eval():
-    spec = importlib.util.spec_from_file_location("chroma_eval", ROOT / "benchmarks" / "chroma_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-def test_exact_budget_spans_return_the_budget_and_cut_the_last_chunk():
-    chroma_eval = load_chroma_eval()
+def test_exact_budget_spans_return_the_budget_and_cut_the_last_chunk(chroma_eval):
     texts = ["one two three four five six seven eight", "alpha beta gamma delta epsilon", "x y z"]
     tokens = [count_tokens(t) for t in texts]
     starts = [0, 100, 200]
@@ -38,18 +30,16 @@ def test_exact_budget_spans_return_the_budget_and_cut_the_last_chunk():
     assert len(out) == 2
 
 
-def test_exact_budget_spans_refuse_a_ranking_that_runs_out():
-    chroma_eval = load_chroma_eval()
+def test_exact_budget_spans_refuse_a_ranking_that_runs_out(chroma_eval):
     texts = ["short text"]
     with pytest.raises(RuntimeError, match="SIZE_DEPTH"):
         chroma_eval.exact_budget_spans([0], [("doc", 0, len(texts[0]))], texts, [count_tokens(texts[0])], 1000)
 
 
-def test_size_sweep_results_match_the_current_chunkers():
+def test_size_sweep_results_match_the_current_chunkers(chroma_eval):
     """The sha256 of every chunk span of results/size_sweep, recomputed (needs the Chroma dataset)."""
     from course_lib.datasets import load_chroma_corpus
 
-    chroma_eval = load_chroma_eval()
     results = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SIZE_SWEEP.glob("*_*.json"))]
     results = [r for r in results if "strategy" in r.get("config", {})]
     assert results, f"no size-sweep results in {SIZE_SWEEP}"
