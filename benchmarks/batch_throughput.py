@@ -12,7 +12,7 @@ document a language), 2.02 MB, repeated `--copies` times with distinct document 
   cut into documents of about 20 KB at line breaks, taken in turn from each source.
 Worker counts alternate 1, 2, 2, 1, ... so that a change in the machine's load hits both alike.
 Each worker loads the model before the clock starts. Writes results/batch_throughput.json;
-the extrapolation to 10 million documents (notebook 12 and benchmarks/README.md) is computed from it.
+the extrapolation to 10 million documents (notebook 14 and benchmarks/README.md) is computed from it.
 """
 
 from __future__ import annotations

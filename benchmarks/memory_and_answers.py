@@ -12,7 +12,7 @@ batches of 1, 8 or 32, and the collection's documents one at a time against all 
 held at once. One torch thread.
 
 Answer lengths. cl100k tokens of Chroma's 790 reference excerpts (and per question, their sum),
-and of the capstone's answers (data/capstone, notebook 11); for each chunk size, the share of
+and of the capstone's answers (data/capstone, notebook 13); for each chunk size, the share of
 references longer than a chunk of that size, which no single chunk of that size can hold.
 
 Writes results/memory_and_answers.json.

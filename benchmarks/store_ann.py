@@ -8,7 +8,7 @@ with all-MiniLM-L6-v2 and cached in build/store_bench/ (outside git). Queries: C
 questions. The truth is `VectorIndex`'s exact top 5; each store's ANN top 5 is scored against it
 (recall@5 = share of the exact top 5 that the ANN returns), with query latency per query (one
 query at a time, as an application asks) and index build time. The store section of
-benchmarks/README.md reports the figures; notebook 12 reads the JSON.
+benchmarks/README.md reports the figures; notebook 14 reads the JSON.
 """
 
 from __future__ import annotations

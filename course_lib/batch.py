@@ -1,6 +1,6 @@
 """Read -> chunk -> embed -> store, as a batch job on Dask (one machine or a cluster).
 
-Taught in notebooks/12_from_notebook_to_production.ipynb, section 4. The job splits the documents into partitions;
+Taught in notebooks/14_from_notebook_to_production.ipynb, section 4. The job splits the documents into partitions;
 Dask runs `embed_partition` (chunk every document of a partition, embed its chunks) on its
 workers, each worker a process with one thread that loads the model once and keeps it;
 the driver writes each finished partition to the `ChunkStore` in one commit, in partition
@@ -68,7 +68,7 @@ class MiniLMEmbedder:
     windows (the course's long-text policy), never cut and never refused; "late" is
     `late_chunk_embeddings` on the whole document. The object is small and picklable; each
     worker process loads the model the first time it is called and keeps it for every later
-    partition. Taught in notebooks/12_from_notebook_to_production.ipynb, section 4.
+    partition. Taught in notebooks/14_from_notebook_to_production.ipynb, section 4.
     """
 
     mode: str = "naive"
@@ -117,7 +117,7 @@ def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callab
                     strategy: str) -> dict[str, list[StoreRow]]:
     """Chunk and embed one partition on a worker: doc_id -> the rows to store.
 
-    Taught in notebooks/12_from_notebook_to_production.ipynb, section 4.
+    Taught in notebooks/14_from_notebook_to_production.ipynb, section 4.
     """
     out = {}
     for doc, chunks in chunk_partition(docs, chunker):
@@ -158,7 +158,7 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
               progress: Callable[[str], Any] | None = print) -> BatchReport:
     """Chunk, embed and store `documents` with Dask; return a `BatchReport`.
 
-    Taught in notebooks/12_from_notebook_to_production.ipynb, section 4.
+    Taught in notebooks/14_from_notebook_to_production.ipynb, section 4.
 
     `client` is a `distributed.Client` (`local_client(2)` here, or one connected to a cluster's
     scheduler). `chunker` maps a text to `Chunk`s and `strategy` names it for the store

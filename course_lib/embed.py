@@ -152,7 +152,7 @@ class SentenceTransformerEmbedder:
     model reads up to `window` tokens (its position table, at most `WINDOW`) with special
     tokens; longer texts follow the long-text policy (pooled over windows, never cut).
     Raises `ValueError` for a folder that holds no SentenceTransformer.
-    Taught in notebooks/11_your_documents.ipynb, section 2.
+    Taught in notebooks/13_your_documents.ipynb, section 2.
     """
 
     def __init__(self, model: Any = None, *, name: str | None = None, late_overlap: int | None = None):

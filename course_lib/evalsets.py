@@ -1,6 +1,6 @@
 """The three question sets of notebook 10's comparison, and how its benchmarks score a ranking.
 
-`benchmarks/context_methods.py` (notebook 10's table), `benchmarks/late_interaction.py` (notebook 13)
+`benchmarks/context_methods.py` (notebook 10's table), `benchmarks/late_interaction.py` (notebook 11)
 and `benchmarks/llm_context.py` all measure on the same sets, built here once:
 
 - `course_set("collection")`: the late-chunking collection of notebook 06 (`data/late_collection.json`,

@@ -163,12 +163,12 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The Marrow Valley answers are ranked second by both methods, yet only naive's reader receives them: four "
         "pairs of about 33 tokens fit in 150, one section of about 82 does.",
     ),
-    # notebooks/11_your_documents.ipynb
-    "Exercise 11.1": (
+    # notebooks/13_your_documents.ipynb
+    "Exercise 13.1": (
         "The closest passage is in section 8 of the manual; copy words from it exactly.",
         "A shorter quote is fine as long as every word of it is in the document, in order.",
     ),
-    "Exercise 11.2": (
+    "Exercise 13.2": (
         "Each StrategyResult of `grid` has `causes`, one per question in the order of `grid.questions` (None when "
         "the answer was returned whole); the HTML report shows the same per question. CAUSES says what to try.",
         "For a wrong document the course's fixes are prefixes: `headers:` (the chunk embedded with its document's "
@@ -176,7 +176,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "evaluate(DOCS, QUESTIONS, [spec], k=1, embedder=embedder, cache=WORK / 'cache').",
         "One prefix is one change; `hybrid:headers:` would be two. Look up q19's cause in the new run too.",
     ),
-    "Exercise 11.3": (
+    "Exercise 13.3": (
         "report.verdict has in_play, ruled_out, leader, winner and differences; report.results rows have "
         "returned_tokens, index_bytes and per_question['recall_at_k'].",
         "Choose among the strategies in play other than the leader (keep the leader only when it is the winner, "
@@ -184,25 +184,25 @@ HINTS: dict[str, tuple[str, ...]] = {
         "paired_interval(yours, leaders) takes the two per-question lists in that order and returns "
         "(mean, low, high); for the leader itself the interval is (0.0, 0.0).",
     ),
-    # notebooks/12_from_notebook_to_production.ipynb
-    "Exercise 12.1": (
+    # notebooks/14_from_notebook_to_production.ipynb
+    "Exercise 14.1": (
         "`store.search` takes a query vector: encode the question as section 1 does.",
         "Filter before the search, with `where=`, so that k chunks of the city report come back.",
         "Return `[h.citation for h in hits]` in the order `search` gives them.",
     ),
-    "Exercise 12.2": (
+    "Exercise 14.2": (
         "Hours = characters / (characters a second per worker x workers) / 3600.",
         "With two workers the job reached the '2 workers' rate of section 5's table, not twice the '1 worker' "
         "rate: rate('chunk+embed+store', 2) / 2 is what one worker delivers when workers share the job.",
         "Count workers up from 1 until embedding_hours(10_000_000, 5_000, that rate, workers) is at most 24.",
     ),
-    # notebooks/13_reranking_and_late_interaction.ipynb
-    "Exercise 13.1": (
+    # notebooks/11_reranking_and_late_interaction.ipynb
+    "Exercise 11.1": (
         "Drop the first and the last row of each matrix before anything else: they are [CLS] and [SEP].",
         "Normalize every row to length 1, then one matrix product gives all the cosines (query rows x chunk rows).",
         "Take the maximum along the chunk's axis (one best cosine per query token) and sum those.",
     ),
-    "Exercise 13.2": (
+    "Exercise 11.2": (
         "First keep only the methods that qualify: the lower end of the interval above zero, and the index "
         "within the budget.",
         "Among those, the one with the largest gain; if nothing is left, the answer is 'naive'.",
@@ -222,10 +222,10 @@ EXPECTED: dict[str, dict[str, object]] = {
     # with an interval below zero anywhere (rule_out). 10.2: the option the collection's outputs do not rule out.
     "Exercise 10.1": {"ship": ("hybrid+headers",), "rule_out": ("bm25", "late", "parent-child")},
     "Exercise 10.2": {"mechanism": "b"},
-    # notebooks/11_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
-    "Exercise 11.2": {"cause": "wrong_document"},
-    # notebooks/12_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
+    # notebooks/13_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
+    "Exercise 13.2": {"cause": "wrong_document"},
+    # notebooks/14_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million
     # documents of 5,000 characters in 24 hours at results/batch_throughput.json's 2-worker rate shared out
     # (18,714 / 2 characters a second a worker: 61.8, rounded up)
-    "Exercise 12.2": {"workers": 62},
+    "Exercise 14.2": {"workers": 62},
 }

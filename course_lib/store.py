@@ -1,6 +1,6 @@
 """Chunks in a real, embedded vector store (LanceDB), with metadata, filters and citations.
 
-Notebook 12, "From notebook to production", teaches this module. `VectorIndex` in
+Notebook 14, "From notebook to production", teaches this module. `VectorIndex` in
 `course_lib.evaluation` keeps the vectors in one NumPy matrix, which is right for measuring;
 `ChunkStore` keeps them on disk in a LanceDB table, one row a chunk:
 
@@ -197,7 +197,7 @@ def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
     from the Markdown section the chunk starts in; pages are counted from form feeds. `embedded_texts`
     are the texts the vectors were computed from when they differ from the chunks' (a contextual
     header in front, say); they decide `content_hash`. Taught in
-    notebooks/12_from_notebook_to_production.ipynb, section 1.
+    notebooks/14_from_notebook_to_production.ipynb, section 1.
     """
     _check_doc_id(doc_id)
     if not isinstance(text, str):
@@ -286,7 +286,7 @@ def _where(filters: Mapping[str, Any] | None) -> str | None:
 
 class ChunkStore:
     """A folder on disk holding one LanceDB table of chunks (taught in
-    notebooks/12_from_notebook_to_production.ipynb, sections 1-3).
+    notebooks/14_from_notebook_to_production.ipynb, sections 1-3).
 
     `ChunkStore(path, dim)` opens the table, creating it if missing. Vectors are compared by
     cosine similarity. Without an ANN index, `search` scans every vector (exact); after
@@ -367,7 +367,7 @@ class ChunkStore:
         One `merge_insert` keyed on `chunk_id` updates the chunks that still exist, inserts the
         new ones and deletes this document's chunks that are gone. Readers and a crash see
         the document either as it was or as it is now, never half-updated or empty
-        (taught in notebooks/12_from_notebook_to_production.ipynb, section 2). Other documents are not
+        (taught in notebooks/14_from_notebook_to_production.ipynb, section 2). Other documents are not
         touched. `rows=[]` removes the document.
         """
         return self.reindex_documents({doc_id: rows})
@@ -404,7 +404,7 @@ class ChunkStore:
         reused, and `embed(texts)` is called once, for the rest only. Late chunking cannot reuse
         anything, since every token saw the whole document: pass `embed_document(text, chunks)`
         instead of `embed`, and every vector is computed again. One commit, under the writer
-        lock, as `reindex` (taught in notebooks/12_from_notebook_to_production.ipynb, section 2).
+        lock, as `reindex` (taught in notebooks/14_from_notebook_to_production.ipynb, section 2).
         """
         if (embed is None) == (embed_document is None):
             raise ValueError("pass exactly one of embed (a function of the texts to embed) and embed_document "
@@ -491,7 +491,7 @@ class ChunkStore:
         `num_sub_vectors` bytes (8-bit product quantization); "IVF_HNSW_SQ": an HNSW graph
         (`m` links a node, `ef_construction`) inside each cell over 8-bit scalar-quantized
         vectors; "IVF_FLAT": cells only. Rows written later are searched exactly until the
-        index is rebuilt (taught in notebooks/12_from_notebook_to_production.ipynb, section 3).
+        index is rebuilt (taught in notebooks/14_from_notebook_to_production.ipynb, section 3).
         """
         if kind not in _ANN_KINDS:
             raise ValueError(f"kind={kind!r}; use one of {list(_ANN_KINDS)}")
@@ -519,7 +519,7 @@ class ChunkStore:
         vector even if an index exists. With an index, `nprobes` (cells searched), `refine_factor`
         (re-score `k * refine_factor` candidates with the full vectors) and `ef` (HNSW) trade
         speed for recall. Each hit carries its citation (taught in
-        notebooks/12_from_notebook_to_production.ipynb, section 1).
+        notebooks/14_from_notebook_to_production.ipynb, section 1).
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k={k!r}: ask for at least one result, e.g. k=5")

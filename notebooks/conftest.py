@@ -1,11 +1,11 @@
-"""Notebook 12 needs the optional vector-store extra; without it nbval skips it and names the fix."""
+"""Notebook 14 needs the optional vector-store extra; without it nbval skips it and names the fix."""
 
 import importlib.util
 import os
 
 import pytest
 
-NEEDS_STORE_EXTRA = ("12_from_notebook_to_production.ipynb",)
+NEEDS_STORE_EXTRA = ("14_from_notebook_to_production.ipynb",)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -14,7 +14,7 @@ def pytest_collection_modifyitems(config, items):
     missing = [name for name in ("lancedb", "distributed") if importlib.util.find_spec(name) is None]
     if not missing:
         return
-    skip = pytest.mark.skip(reason=f"notebook 12 needs the vector-store extra ({', '.join(missing)} not installed): "
+    skip = pytest.mark.skip(reason=f"notebook 14 needs the vector-store extra ({', '.join(missing)} not installed): "
                             "run `make setup-store`")
     for item in items:
         if item.path.name in NEEDS_STORE_EXTRA:

@@ -3,7 +3,7 @@
 Issue 21: a summary line the learner cannot trace to a measurement is a claim without its evidence. For
 every course notebook, each bullet of its `## Summary` section (up to the next `## ` heading) carries a
 link to a section of the notebook (`[section 3](#3.-Heading-text)`) or to another notebook
-(`[notebook 11](11_your_documents.ipynb)`). Every `](#anchor)` link in any Markdown cell names a heading
+(`[notebook 13](13_your_documents.ipynb)`). Every `](#anchor)` link in any Markdown cell names a heading
 of the same notebook, and every `](NN_name.ipynb...)` link an existing notebook (and its anchor, if any,
 a heading of that notebook). A heading's anchor is its text as JupyterLab renders it (code-span
 backticks and link markup dropped), with each space replaced by `-`.
@@ -33,7 +33,7 @@ NOTEBOOK_LINK = re.compile(r"^(\d\d_[^/#?]+\.ipynb)(?:#(.*))?$")
 BACKING_LINK = re.compile(r"\]\((?:#|\d\d_[^)\s]*\.ipynb)")
 FIX = ("add a link at the end of the bullet to the section whose output backs it, e.g. "
        "([section 3](#3.-Heading-text)), or to the notebook that shows it, e.g. "
-       "([notebook 11](11_your_documents.ipynb))")
+       "([notebook 13](13_your_documents.ipynb))")
 
 
 def markdown_cells(notebook: dict) -> list[tuple[int, list[str]]]:

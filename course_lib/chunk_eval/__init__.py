@@ -4,7 +4,7 @@
                [--baseline OLD.json] [--json OUT.json] [--html OUT.html]
     python -m course_lib.chunk_eval DOCS QUESTIONS ...
 
-Taught in notebooks/11_your_documents.ipynb (the capstone). The method is notebook 08's:
+Taught in notebooks/13_your_documents.ipynb (the capstone). The method is notebook 08's:
 chunk every document with each strategy, embed every chunk, put all chunks of a strategy in one
 exact cosine index, search it with each question, and score the ranking against the question's
 reference text (its quote, found in the documents, or its character spans).

@@ -236,7 +236,7 @@ def evaluate(
     stand-in). `cache=None` keeps no vectors on disk; `cache_read_only=True` reads it and writes nothing.
     `quiet=False` shows progress bars on stderr. A damaged cache file or a failed cache write is a
     warning, sent to `on_warning` (default `warnings.warn`): the run goes on. Raises `ChunkEvalError`
-    on bad input. Taught in notebooks/11_your_documents.ipynb, section 2.
+    on bad input. Taught in notebooks/13_your_documents.ipynb, section 2.
     """
     for name, value in (("k", k), ("budget", budget)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):

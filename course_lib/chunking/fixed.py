@@ -252,7 +252,7 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
     (after a blank line) picked by the text around them alone, at least 0.65 x `size` tokens
     apart (`_paragraphs`). No window crosses one, so an edit re-cuts only the windows near it
     instead of shifting every later window (taught in
-    notebooks/12_from_notebook_to_production.ipynb, section 2). The default `None` lays windows
+    notebooks/14_from_notebook_to_production.ipynb, section 2). The default `None` lays windows
     over the whole text.
 
     Taught in notebooks/03_fixed_size_and_overlap.ipynb, section 3 (the library version of

@@ -60,7 +60,7 @@ def markdown_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "cl
     Every chunk's `metadata["headings"]` holds its heading path. A section larger than
     `size` is split recursively (paragraphs, lines, sentences, words) with `overlap`;
     `anchor="paragraph"` anchors the cuts inside each section at paragraph starts, as
-    `recursive_chunks` does (taught in notebooks/12_from_notebook_to_production.ipynb, section 2).
+    `recursive_chunks` does (taught in notebooks/14_from_notebook_to_production.ipynb, section 2).
 
     Taught in notebooks/07_structure_aware_chunking.ipynb, section 2 (first met in
     notebooks/04_recursive_splitting.ipynb, section 6).

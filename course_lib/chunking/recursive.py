@@ -248,7 +248,7 @@ def recursive_chunks(
     `anchor="paragraph"` chunks the whole paragraphs between anchored paragraph starts on their
     own (starts picked by the text around them alone, as `fixed_size_chunks` does): the merge
     never carries across one, so a cascade stops there and an edit re-cuts only the chunks near
-    it (taught in notebooks/12_from_notebook_to_production.ipynb, section 2). The default `None` merges across
+    it (taught in notebooks/14_from_notebook_to_production.ipynb, section 2). The default `None` merges across
     the whole text.
 
     Taught in notebooks/04_recursive_splitting.ipynb, section 5 (the library version of
