@@ -1,17 +1,26 @@
-"""Each notebook's time, computed by one rule and written wherever the course states it.
+"""Each notebook's time, computed by one rule at a learner's pace and written wherever the course states it.
 
-The rule (docs/INSTRUCTOR.md): prose at 200 words a minute, code at 30 non-blank lines a minute,
-the run time measured at the last execution, and 10-15 minutes an exercise (12.5 counted), rounded
-to 5 minutes. The headers' "Runs in" phrase and the guide's "runs in" column state that measured run
-time (to 5 seconds, or to the minute from 100 seconds). Run times live in `notebooks/run_times.json`,
-written by `--measure` (and by `record_run_time`, for scripts that execute notebooks).
+The rule: prose at 130 words a minute, code at 15 non-blank lines a minute (cells tagged `guard`, which
+keep the prose true, are not counted), 15 minutes an exercise (`### Exercise N.k`), one minute a question
+of a "Check your understanding" section (its numbered items), plus the run time measured at the last
+execution; the sum is rounded to 5 minutes. A section headed "Extra practice" (to the next heading of the
+same or a higher level) is homework: its prose, code and exercises are not counted. Every place states the
+same single figure: the header's "**Time:** about 1 h 40 min" ("about 45 min" under an hour), notebook 00's
+map, the README's map and the instructor guide's tables; the guide also gives the breakdown (words / code
+lines / exercises / questions, the run time and the minutes). The headers' "Runs in" phrase and the guide's
+"runs in" column state the measured run time (to 5 seconds, or to the minute from 100 seconds). Run times
+live in `notebooks/run_times.json`, written by `--measure` (and by `record_run_time`, for scripts that
+execute notebooks). The caps: the core (00-08) at most 12 hours, each core notebook at most 100 minutes.
 
 Usage:
-  python scripts/notebook_times.py                  report every place whose stated time disagrees (exit 1)
+  python scripts/notebook_times.py                  each notebook's minutes, the core's total, the caps, and
+                                                    every place whose stated time disagrees (exit 1)
+  python scripts/notebook_times.py --check-caps     only the caps (exit 1 when the core is over them)
   python scripts/notebook_times.py --write          write the headers' Time lines, notebook 00's map,
-                                                    the README's map and the instructor guide's table
+                                                    the README's map and the instructor guide's tables
   python scripts/notebook_times.py --measure [NB..] execute notebooks in memory (the files are not
                                                     changed) and store their run times
+  --root DIR                                        work on another checkout (a temporary copy, say)
 Rows a person must write (a new notebook's line in a map) are reported, never invented.
 """
 
@@ -20,7 +29,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import re
 import sys
 import time
@@ -29,17 +37,31 @@ from pathlib import Path
 
 from course_lib.project import NOTEBOOKS, ROOT, course_notebooks
 
-WORDS_PER_MINUTE = 200
-CODE_LINES_PER_MINUTE = 30
-EXERCISE_MINUTES = (10, 15)
+WORDS_PER_MINUTE = 130
+CODE_LINES_PER_MINUTE = 15
+EXERCISE_MINUTES = 15
+QUESTION_MINUTES = 1
+GUARD_TAG = "guard"
+CORE = tuple(f"{n:02d}" for n in range(9))  # 00-08
+CORE_CAP_MINUTES = 12 * 60
+NOTEBOOK_CAP_MINUTES = 100
+NOTEBOOKS_DIR = NOTEBOOKS
 RUN_TIMES = NOTEBOOKS / "run_times.json"
 README = ROOT / "README.md"
 INSTRUCTOR = ROOT / "docs" / "INSTRUCTOR.md"
 MAP_NOTEBOOK = "00"
-COUNTS_COLUMN = "words / code lines / exercises"
+COUNTS_COLUMN = "words / code lines / exercises"  # a header cell starting so holds the breakdown's counts
+COUNTS_HEADER = "words / code lines / exercises / questions"
+GUIDE_TIME_COLUMN = "time (self-study)"
 
 _EXERCISE = re.compile(r"^###\s+Exercise\s+\d+\.\d+", re.MULTILINE)
-_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_EXTRA = re.compile(r"\bextra practice\b", re.IGNORECASE)
+_CHECK = re.compile(r"\bcheck your understanding\b", re.IGNORECASE)
+_QUESTION = re.compile(r"^\d+[.)]\s+\S")  # a numbered item, not indented
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# a table cell holding only a stated time ("| 1 h 15 min |"): not prose, so writing it changes no count
+_TIME_CELL = re.compile(r"\|[ \t]*(?:about[ \t]+)?\d+[ \t]*(?:h|min)(?:[ \t]+\d+[ \t]*min)?[ \t]*(?=\|)")
 # the header's Time sentence: from "**Time" to "**Runs in" or the end of the paragraph
 _TIME_SENTENCE = re.compile(r"\*\*Time:?\*\*:?.*?(?=\s*\*\*Runs in|\n\n|\Z)", re.DOTALL)
 # the header's Runs-in phrase: what follows "**Runs in**" up to "on 2 CPU cores"
@@ -56,27 +78,36 @@ class NotebookTime:
     code_lines: int
     exercises: int
     run_seconds: float | None
+    questions: int = 0
 
-    def _fixed(self) -> float:
+    @property
+    def exact_minutes(self) -> float:
+        """Reading, code, exercises, questions and running, unrounded."""
         return (self.words / WORDS_PER_MINUTE + self.code_lines / CODE_LINES_PER_MINUTE
+                + EXERCISE_MINUTES * self.exercises + QUESTION_MINUTES * self.questions
                 + (self.run_seconds or 0.0) / 60)
 
     @property
     def minutes(self) -> int:
-        """The stated time: reading, code, running and 12.5 minutes an exercise, to the nearest 5."""
-        middle = sum(EXERCISE_MINUTES) / 2
-        return max(5, 5 * round((self._fixed() + middle * self.exercises) / 5))
+        """The stated time: the rule's minutes to the nearest 5 (at least 5)."""
+        return max(5, 5 * round(self.exact_minutes / 5))
 
     @property
     def counts(self) -> str:
-        """Words, code lines and exercises as the instructor guide's table gives them: '3,685 / 373 / 2'."""
-        return f"{self.words:,} / {self.code_lines} / {self.exercises}"
+        """Words, code lines, exercises and questions as the guide's table gives them: '3,685 / 373 / 2 / 4'."""
+        return f"{self.words:,} / {self.code_lines} / {self.exercises} / {self.questions}"
 
     @property
-    def range(self) -> tuple[int, int]:
-        """The rule's low and high ends (10 and 15 minutes an exercise), unrounded minutes."""
-        low, high = EXERCISE_MINUTES
-        return (math.floor(self._fixed() + low * self.exercises), math.ceil(self._fixed() + high * self.exercises))
+    def core(self) -> bool:
+        return self.number in CORE
+
+
+def time_phrase(minutes: int) -> str:
+    """Minutes as the course states them: '45 min', '1 h', '1 h 40 min'."""
+    hours, rest = divmod(int(minutes), 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h" + (f" {rest} min" if rest else "")
 
 
 def _cells(path: Path) -> list[dict]:
@@ -94,13 +125,15 @@ def code_fingerprint(path: Path) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
-def load_run_times(path: Path = RUN_TIMES) -> dict[str, dict]:
+def load_run_times(path: Path | None = None) -> dict[str, dict]:
     """The stored run times, by notebook file name ({} when none were measured)."""
+    path = RUN_TIMES if path is None else path
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def record_run_time(notebook: Path, seconds: float, path: Path = RUN_TIMES) -> None:
+def record_run_time(notebook: Path, seconds: float, path: Path | None = None) -> None:
     """Store how long `notebook` took to execute, with the fingerprint of its code."""
+    path = RUN_TIMES if path is None else path
     if not isinstance(seconds, (int, float)) or seconds <= 0:
         raise ValueError(f"seconds={seconds!r}: give the measured, positive run time")
     times = load_run_times(path)
@@ -109,19 +142,81 @@ def record_run_time(notebook: Path, seconds: float, path: Path = RUN_TIMES) -> N
     path.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n", encoding="utf-8")
 
 
+def _is_guard(cell: dict) -> bool:
+    return GUARD_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def _sections(cells: list[dict]):
+    """Each cell split into pieces, with whether a piece lies in "Extra practice" and in "Check your
+    understanding": yields (cell, text, in_extra, in_check). A section runs from its heading to the next
+    heading of the same or a higher level (headings inside code fences are not headings)."""
+    extra = check = None  # the level of the open section's heading, or None
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            yield cell, _source(cell), extra is not None, check is not None
+            continue
+        piece: list[str] = []
+        fenced = False
+        for line in _source(cell).split("\n"):
+            heading = None if fenced else _HEADING.match(line)
+            if _FENCE.match(line):
+                fenced = not fenced
+            if heading:
+                if piece:
+                    yield cell, "\n".join(piece), extra is not None, check is not None
+                    piece = []
+                level = len(heading.group(1))
+                if extra is not None and level <= extra:
+                    extra = None
+                if check is not None and level <= check:
+                    check = None
+                if _EXTRA.search(heading.group(2)):
+                    extra = level
+                elif _CHECK.search(heading.group(2)):
+                    check = level
+            piece.append(line)
+        if piece:
+            yield cell, "\n".join(piece), extra is not None, check is not None
+
+
+def _questions(text: str) -> int:
+    """Numbered items of a "Check your understanding" piece, outside code fences and <details> answers."""
+    n, fenced, details = 0, False, 0
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        details += line.count("<details") - line.count("</details>")
+        if not fenced and details <= 0 and _QUESTION.match(line):
+            n += 1
+    return n
+
+
 def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
-    """Count a notebook's prose words, non-blank code lines and exercises; attach its run time."""
+    """Count a notebook's prose words, non-blank code lines (not `guard` cells), exercises and
+    "Check your understanding" questions, leaving out an "Extra practice" section; attach its run time."""
     cells = _cells(path)
-    markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
-    if markdown:  # the Time sentence and the run time are not counted, so writing them does not change the count
-        markdown[0] = _RUNS_IN.sub(lambda m: m.group("lead"), _TIME_SENTENCE.sub("", markdown[0], count=1), count=1)
-    code = [_source(c) for c in cells if c["cell_type"] == "code"]
+    first = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"), None)
+    if first is not None:  # the Time sentence and the run time are not counted, so writing them changes no count
+        header = _TIME_SENTENCE.sub("", _source(cells[first]), count=1)
+        cells[first] = dict(cells[first], source=_RUNS_IN.sub(lambda m: m.group("lead"), header, count=1))
+    words = code_lines = exercises = questions = 0
+    for cell, text, in_extra, in_check in _sections(cells):
+        if in_extra:
+            continue
+        if cell["cell_type"] == "code":
+            if not _is_guard(cell):
+                code_lines += sum(1 for line in text.splitlines() if line.strip())
+            continue
+        if cell["cell_type"] != "markdown":
+            continue
+        words += len(_TIME_CELL.sub("|", text).split())
+        exercises += len(_EXERCISE.findall(text))
+        if in_check:
+            questions += _questions(text)
     run = (load_run_times() if run_times is None else run_times).get(Path(path).name)
-    return NotebookTime(number=Path(path).name[:2], name=Path(path).name,
-                        words=sum(len(m.split()) for m in markdown),
-                        code_lines=sum(1 for c in code for line in c.splitlines() if line.strip()),
-                        exercises=sum(len(_EXERCISE.findall(m)) for m in markdown),
-                        run_seconds=run["seconds"] if run else None)
+    return NotebookTime(number=Path(path).name[:2], name=Path(path).name, words=words, code_lines=code_lines,
+                        exercises=exercises, run_seconds=run["seconds"] if run else None, questions=questions)
 
 
 def parse_minutes(text: str) -> int | None:
@@ -140,14 +235,9 @@ def parse_minutes(text: str) -> int | None:
 
 
 def time_sentence(t: NotebookTime) -> str:
-    """The header's generated Time sentence."""
-    run = "" if t.run_seconds is None else f", {max(1, round(t.run_seconds / 60))} to run it"
-    exercises = "" if not t.exercises else (
-        f", about {round(sum(EXERCISE_MINUTES) / 2 * t.exercises)} for the "
-        f"{_NUMBER_WORDS.get(t.exercises, t.exercises)} exercise{'s' if t.exercises > 1 else ''}")
-    return (f"**Time:** about {t.minutes} minutes: {round(t.words / WORDS_PER_MINUTE)} to read the prose "
-            f"({t.words:,} words), {round(t.code_lines / CODE_LINES_PER_MINUTE)} for the {t.code_lines} lines "
-            f"of code{run}{exercises}.")
+    """The header's generated Time sentence: one figure ('**Time:** about 1 h 40 min.'); the guide's
+    table gives its breakdown."""
+    return f"**Time:** about {time_phrase(t.minutes)}."
 
 
 def run_phrase(seconds: float, short: bool = False) -> str:
@@ -217,7 +307,7 @@ def _set_cell(text: str, where: tuple[int, int], value: str, keep_note: bool = T
 def _places(notebooks: list[Path]) -> dict[str, tuple]:
     map_nb = next((p for p in notebooks if p.name.startswith(MAP_NOTEBOOK + "_")), None)
     return {"README.md": (README, "time", False),
-            "docs/INSTRUCTOR.md": (INSTRUCTOR, "time (self-study)", False),
+            "docs/INSTRUCTOR.md": (INSTRUCTOR, GUIDE_TIME_COLUMN, False),
             f"{map_nb.name if map_nb else MAP_NOTEBOOK} map": (map_nb, "time", True)}
 
 
@@ -244,6 +334,9 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
         stated = stated_header(path)
         if stated != t.minutes:
             problems.append(f"{path.name}: header says {stated} min, the rule gives {t.minutes}")
+        elif (sentence := _TIME_SENTENCE.search(_header(path)).group(0).strip()) != time_sentence(t):
+            problems.append(f"{path.name}: header's Time sentence {sentence[:60]!r}... is not the single figure "
+                            f"{time_sentence(t)!r}")
         runs_in = stated_runs_in(path)
         if runs_in is None:
             problems.append(f"{path.name}: the header has no '**Runs in** ... on 2 CPU cores' line")
@@ -260,10 +353,11 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
             if is_map and t.number == MAP_NOTEBOOK:
                 continue
             if t.number not in rows:
-                problems.append(f"{place}: no row for {t.name} (write its line; the time is {t.minutes} min)")
+                problems.append(f"{place}: no row for {t.name} (write its line; the time is "
+                                f"{time_phrase(t.minutes)})")
             elif parse_minutes(_cell(text, rows[t.number])) != t.minutes:
                 problems.append(f"{place}: {t.number} says {_cell(text, rows[t.number])!r}, the rule gives "
-                                f"{t.minutes} min")
+                                f"{time_phrase(t.minutes)!r}")
             if t.number in runs and t.run_seconds is not None and \
                     _cell(text, runs[t.number]) != run_phrase(t.run_seconds, short=True):
                 problems.append(f"{place}: {t.number} runs in {_cell(text, runs[t.number])!r}, measured "
@@ -271,7 +365,51 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
             if t.number in counts and _cell(text, counts[t.number]) != t.counts:
                 problems.append(f"{place}: {t.number} counts {_cell(text, counts[t.number])!r}, the notebook has "
                                 f"{t.counts!r}")
+            elif source == INSTRUCTOR and t.number in rows and t.number not in counts:
+                problems.append(f"{place}: {t.number}'s row has no '{COUNTS_HEADER}' column (--write adds it)")
+        if source == INSTRUCTOR and any(h.lower() == COUNTS_COLUMN for h in _headers(text)):
+            problems.append(f"{place}: the counts column is headed '{COUNTS_COLUMN}', not '{COUNTS_HEADER}'")
     return problems
+
+
+def _headers(text: str) -> list[str]:
+    """Every header cell of every Markdown table in `text`."""
+    heads, inside = [], False
+    for line in text.split("\n"):
+        if line.startswith("|") and not inside:
+            heads += [c.strip() for c in line.strip().strip("|").split("|")]
+        inside = line.startswith("|")
+    return heads
+
+
+def _add_counts_column(text: str) -> str:
+    """Give every table with a 'time (self-study)' column the breakdown's counts column, just before it,
+    and the old three-count header its fourth count."""
+    lines = text.split("\n")
+    index = None  # the column to insert at in the current table, or -1 for none
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            index = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if index is None:
+            heads = [c.lower() for c in cells]
+            if COUNTS_COLUMN in heads:
+                cells[heads.index(COUNTS_COLUMN)] = COUNTS_HEADER
+                lines[i] = "| " + " | ".join(cells) + " |"
+            has_counts = any(h.startswith(COUNTS_COLUMN) for h in heads)
+            index = next((j for j, h in enumerate(heads) if h.startswith(GUIDE_TIME_COLUMN)), -1)
+            if has_counts or index < 0:
+                index = -1
+                continue
+            value = COUNTS_HEADER
+        else:
+            if index < 0:
+                continue
+            value = "---" if set("".join(cells)) <= set("-:") else ""
+        cells.insert(index, value)
+        lines[i] = "|" + "|".join(cells) + "|" if value == "---" else "| " + " | ".join(cells) + " |"
+    return "\n".join(lines)
 
 
 def _rewrite_tables(text: str, column: str, times: list[NotebookTime]) -> str:
@@ -280,7 +418,7 @@ def _rewrite_tables(text: str, column: str, times: list[NotebookTime]) -> str:
         if t.number in counts:
             text = _set_cell(text, counts[t.number], t.counts, keep_note=False)
         if t.number in rows:
-            text = _set_cell(text, rows[t.number], f"{t.minutes} min")
+            text = _set_cell(text, rows[t.number], time_phrase(t.minutes))
         if t.number in runs and t.run_seconds is not None:
             text = _set_cell(text, runs[t.number], run_phrase(t.run_seconds, short=True), keep_note=False)
     return text
@@ -307,8 +445,10 @@ def write(notebooks: list[Path] | None = None, run_times: dict[str, dict] | None
             path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for source, column, is_map in _places(notebooks).values():
         if not is_map and source is not None and Path(source).exists():
-            Path(source).write_text(_rewrite_tables(Path(source).read_text(encoding="utf-8"), column, times),
-                                    encoding="utf-8")
+            text = Path(source).read_text(encoding="utf-8")
+            if source == INSTRUCTOR:
+                text = _add_counts_column(text)
+            Path(source).write_text(_rewrite_tables(text, column, times), encoding="utf-8")
     return [p for p in disagreements(notebooks, run_times) if "no row" in p or "run time" in p]
 
 
@@ -334,28 +474,78 @@ def measure(paths: list[Path]) -> None:
         print(f"{path.name}: {seconds:.1f} s", flush=True)
 
 
+def cap_problems(times: list[NotebookTime]) -> list[str]:
+    """The caps the core keeps: at most 12 hours in all (00-08) and 100 minutes a notebook."""
+    core = [t for t in times if t.core]
+    problems = [f"{t.name}: {time_phrase(t.minutes)}, over the cap of {NOTEBOOK_CAP_MINUTES} min for a core notebook"
+                for t in core if t.minutes > NOTEBOOK_CAP_MINUTES]
+    total = sum(t.minutes for t in core)
+    if total > CORE_CAP_MINUTES:
+        problems.append(f"the core (00-08): {time_phrase(total)}, over the cap of {time_phrase(CORE_CAP_MINUTES)}")
+    return problems
+
+
+def report(times: list[NotebookTime]) -> list[str]:
+    """One line a notebook (its counts, minutes and figure), then the core's and the course's totals."""
+    lines = []
+    for t in times:
+        run = "no run time" if t.run_seconds is None else f"runs {t.run_seconds:.0f} s"
+        lines.append(f"{t.name}: {t.words:,} words, {t.code_lines} code lines, {t.exercises} exercises, "
+                     f"{t.questions} questions, {run} -> {t.exact_minutes:.1f} min, stated "
+                     f"{time_phrase(t.minutes)}{'' if t.core else ' (beyond the core)'}")
+    core = sum(t.minutes for t in times if t.core)
+    lines.append(f"core (00-08): {time_phrase(core)} ({core} min); beyond: "
+                 f"{time_phrase(sum(t.minutes for t in times if not t.core))}; "
+                 f"course: {time_phrase(sum(t.minutes for t in times))}")
+    return lines
+
+
+def _use_root(root: Path) -> None:
+    """Point the module at another checkout (its notebooks, run times, README and guide)."""
+    global NOTEBOOKS_DIR, RUN_TIMES, README, INSTRUCTOR
+    root = Path(root).resolve()
+    NOTEBOOKS_DIR, RUN_TIMES = root / "notebooks", root / "notebooks" / "run_times.json"
+    README, INSTRUCTOR = root / "README.md", root / "docs" / "INSTRUCTOR.md"
+
+
+def _notebooks() -> list[Path]:
+    return course_notebooks() if NOTEBOOKS_DIR == NOTEBOOKS else sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write every stated time from the rule")
+    mode.add_argument("--check-caps", action="store_true", help="only check the core's caps (exit 1 when over)")
     mode.add_argument("--measure", nargs="*", type=Path, metavar="NB", help="measure run times (default: all)")
+    parser.add_argument("--root", type=Path, help="another checkout of the course (default: this one)")
     args = parser.parse_args(argv)
+    if args.root:
+        _use_root(args.root)
+    notebooks = _notebooks()
     if args.measure is not None:
-        measure(args.measure or course_notebooks())
+        measure(args.measure or notebooks)
         return 0
+    run_times = load_run_times(RUN_TIMES)
     if args.write:
-        left = write()
+        left = write(notebooks, run_times)
         for line in left:
             print(line)
         return 1 if left else 0
-    for t in (count(p) for p in course_notebooks()):
-        run = "no run time" if t.run_seconds is None else f"runs {t.run_seconds:.0f} s"
-        print(f"{t.name}: {t.words} words, {t.code_lines} code lines, {t.exercises} exercises, {run} "
-              f"-> {t.minutes} min (rule {t.range[0]}-{t.range[1]})")
-    problems = disagreements()
+    times = [count(p, run_times) for p in notebooks]
+    caps = cap_problems(times)
+    if args.check_caps:
+        for line in caps or ["the core fits its caps"]:
+            print(line)
+        return 1 if caps else 0
+    for line in report(times):
+        print(line)
+    for line in caps:
+        print("  cap: " + line)
+    problems = disagreements(notebooks, run_times)
     for line in problems:
         print("  " + line)
-    return 1 if problems else 0
+    return 1 if problems or caps else 0
 
 
 if __name__ == "__main__":
