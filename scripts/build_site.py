@@ -4,7 +4,8 @@ Usage: python scripts/build_site.py [--out build/site] [notebooks/NN_name.ipynb 
 
 Writes OUT/index.html (the contents: each notebook's title, learning goals and time, taken from
 its first Markdown cell) and one OUT/NN_name.html per notebook. The notebooks are not re-run: they
-are committed executed and nbval checks their outputs. Nothing is fetched at build or view time:
+are committed executed and nbval checks their outputs. Code cells tagged `guard` (asserts that keep the prose true)
+are left out: they are not part of the lesson. Nothing is fetched at build or view time:
 plots and images are embedded, the CSS is inlined, and the scripts nbconvert's lab template loads
 from CDNs (require.js, MathJax, Mermaid, the widget manager) are left out. The course writes its
 formulas in plain Unicode, so no MathJax is needed. Widgets need a kernel: a widget that stored an
@@ -31,6 +32,7 @@ from course_lib.project import ROOT, course_notebooks, empty_output_folder
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+GUARD_TAG = "guard"  # code cells that keep the prose true (scripts/move_guards.py): nbval runs them, the site leaves them out
 PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
 WIDGET_NOTE = "<p><em>Interactive widget: open this notebook in JupyterLab (<code>make lab</code>) to use it.</em></p>"
 
@@ -107,6 +109,11 @@ class Contents:
     time: str  # the "**Time**" line, or ""
 
 
+def is_guard(cell: nbformat.NotebookNode) -> bool:
+    """A code cell tagged `guard`: asserts that keep the prose true, not part of the lesson."""
+    return cell.get("cell_type") == "code" and GUARD_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 def contents_of(notebook: nbformat.NotebookNode, name: str) -> Contents:
     """The title, learning goals and time of a notebook, from its first Markdown cell."""
     first = next((c for c in notebook.cells if c.cell_type == "markdown"), None)
@@ -139,8 +146,10 @@ def _inline_markdown(text: str) -> str:
 
 
 def _prepared(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Widget views (they need a kernel and a CDN script) become their stored HTML or a note; plots get alt text."""
+    """Guard cells are left out; widget views (they need a kernel and a CDN script) become their stored HTML
+    or a note; plots get alt text."""
     notebook.metadata.pop("widgets", None)
+    notebook.cells = [c for c in notebook.cells if not is_guard(c)]
     for cell in notebook.cells:
         titles = PLOT_TITLE.findall(cell.source) if cell.cell_type == "code" else []
         for output in cell.get("outputs", []):

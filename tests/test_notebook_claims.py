@@ -136,3 +136,16 @@ def test_every_number_in_the_prose_is_backed(path):
     assert not claims, (f"{len(claims)} numbers in the prose of {path.relative_to(ROOT)} match no output or code "
                         "literal of the notebook (print them, cite the source, or fix the prose; see "
                         "CONTRIBUTING, 'How to write a claim'):\n" + "\n".join(map(str, claims)))
+
+
+def test_a_guard_cells_literals_and_a_linked_source_key_still_count(tmp_path):
+    """Guard cells (scripts/move_guards.py) are hidden, not gone: their literals back the prose; a source key
+    turned into a link by scripts/link_sources.py still exempts its sentence."""
+    guard = dict(code("assert round(recall, 3) == 0.955, 'the text says 0.955'"),
+                 metadata={"tags": ["guard"], "jupyter": {"source_hidden": True}})
+    path = tmp_path / "99_demo.ipynb"
+    cells = [md("# 99 · Demo"), code("recall = 0.95454"), guard, md("Recall is 0.955 here."),
+             md("The source says 500 tokens [[Chunking I]](../docs/SOURCES.md#chunking-i).")]
+    path.write_text(json.dumps({"cells": [dict({"metadata": {}}, **c, id=f"c{i}") for i, c in enumerate(cells)],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    assert unbacked(path, tags=TAGS) == []

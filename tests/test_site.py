@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 from pathlib import Path
 
@@ -128,3 +129,27 @@ def test_links_between_notebooks_point_at_their_pages():
     page = '<a href="03_fixed.ipynb#Overlap">03</a> <a href="99_gone.ipynb">99</a> <a href="x/03_fixed.ipynb">x</a>'
     assert build_site._link_notebooks(page, {"03_fixed.ipynb"}) == (
         '<a href="03_fixed.html#Overlap">03</a> <a href="99_gone.ipynb">99</a> <a href="x/03_fixed.ipynb">x</a>')
+
+
+def test_guard_cells_are_left_out(tmp_path):
+    header = nbformat.v4.new_markdown_cell("# 99 · Demo\n\n**Learning goals**\n- See a guard go.\n")
+    lesson = nbformat.v4.new_code_cell("recall = 0.95\nprint(recall)", execution_count=1)
+    lesson.outputs = [nbformat.v4.new_output("stream", name="stdout", text="0.95\n")]
+    guard = nbformat.v4.new_code_cell("assert recall > 0.9, 'the text says above 0.9'", execution_count=1)
+    guard.metadata = {"tags": ["guard"], "jupyter": {"source_hidden": True}}
+    path = tmp_path / "99_demo.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[header, lesson, guard]), path)
+    build_site.build(tmp_path / "site", [path])
+    page = (tmp_path / "site" / "99_demo.html").read_text(encoding="utf-8")
+    assert "print" in page and "0.95" in page
+    assert "the text says" not in page and "assert" not in page
+
+
+def test_no_course_page_shows_a_guard_cell(site):
+    out, *notebooks = site
+    for path in notebooks:
+        guards = [c for c in nbformat.read(path, as_version=4).cells if build_site.is_guard(c)]
+        page = (out / (path.stem + ".html")).read_text(encoding="utf-8")
+        for cell in guards:
+            first = cell.source.strip().splitlines()[0]
+            assert html.escape(first) not in page and first not in page, f"{path.name}: a guard cell is shown"
