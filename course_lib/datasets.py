@@ -36,7 +36,9 @@ __all__ = [
     "load_chroma_corpus",
     "load_chroma_questions",
     "load_flores",
+    "missing_files",
     "read_text",
+    "require_datasets",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +187,9 @@ CHROMA_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikite
 
 
 class DataNotFoundError(FileNotFoundError):
-    """A dataset file is missing from the cache and could not be downloaded."""
+    """A dataset file is missing from the cache and could not be downloaded (`reason` says why)."""
+
+    reason: str = ""
 
 
 def data_dir() -> Path:
@@ -207,11 +211,12 @@ def file_sha256(path: Path) -> str:
 
 
 def _download(url: str, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, partial.open("wb") as out:
-        while block := response.read(1 << 20):
-            out.write(block)
+    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+        target.parent.mkdir(parents=True, exist_ok=True)  # only once the download has started: no empty folders
+        with partial.open("wb") as out:
+            while block := response.read(1 << 20):
+                out.write(block)
     partial.replace(target)
 
 
@@ -277,7 +282,7 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
                     raise ValueError(f"the file downloaded from {remote.url} does not have sha256 "
                                      f"{remote.sha256}; it was deleted. Try again later or fetch it by hand.")
         if not target.exists():
-            raise DataNotFoundError(
+            error = DataNotFoundError(
                 f"{dataset}/{file} is not in the data cache and {reason}.\n"
                 f"On a machine with internet, download\n    {remote.url}\n"
                 + (f"(a Debian package, sha256 {remote.archive_sha256}), take its member {remote.member}\n"
@@ -286,6 +291,8 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
                 f"(sha256 {remote.sha256}), or set COURSE_DATA_DIR to a folder that holds "
                 f"{dataset}/{file}."
             )
+            error.reason = reason
+            raise error
     actual = file_sha256(target)
     if actual != remote.sha256:
         raise ValueError(
@@ -303,6 +310,52 @@ def fetch_all(dataset: str, *, download: bool = True) -> dict[str, Path]:
     if dataset not in REGISTRY:
         raise ValueError(f"dataset={dataset!r} is unknown; use one of {sorted(REGISTRY)}")
     return {name: fetch(dataset, name, download=download) for name in REGISTRY[dataset].files}
+
+
+def missing_files(names: list[str] | None = None) -> dict[str, list[str]]:
+    """Dataset -> the files of it not in the cache (nothing is downloaded or hashed); {} when all are there.
+
+    Not taught: the test suite asks it once before running anything that reads data.
+    """
+    folder = data_dir()
+    missing = {}
+    for name in REGISTRY if names is None else names:
+        absent = [file for file in REGISTRY[name].files if not (folder / name / file).is_file()]
+        if absent:
+            missing[name] = absent
+    return missing
+
+
+def require_datasets(names: list[str] | None = None, *, download: bool = True) -> None:
+    """Make sure every file of the datasets (default: all) is in the cache, downloading what is missing;
+    raise one `DataNotFoundError` naming the folder, what is missing and `COURSE_DATA_DIR` otherwise.
+
+    Not taught: `tests/conftest.py` calls it, so a missing dataset is one clear error, not one per test.
+    """
+    missing = missing_files(names)
+    reason = "downloads are turned off"
+    if missing and download:
+        try:
+            for name, files in missing.items():
+                for file in files:
+                    fetch(name, file)
+        except DataNotFoundError as error:  # no network: one failure is enough to know
+            reason = error.reason
+        missing = missing_files(names)
+    if not missing:
+        return
+    folder = data_dir()
+    variable = os.environ.get("COURSE_DATA_DIR")
+    where = (f"COURSE_DATA_DIR is set to {variable}" if variable else
+             "COURSE_DATA_DIR is not set, so the data cache is data/cache/ in the repository")
+    lines = [f"The course's datasets are not all in {folder} ({where}):"]
+    lines += [f"  {name}/: {len(files)} of {len(REGISTRY[name].files)} files missing (first: {files[0]})"
+              for name, files in missing.items()]
+    lines += [f"and {reason}.",
+              "Name the folder that holds " + ", ".join(f"{name}/" for name in REGISTRY) + " for this command too:",
+              "    COURSE_DATA_DIR=/path/to/datasets make test",
+              "or run `python -m course_lib.check` once with internet, which downloads them into the cache."]
+    raise DataNotFoundError("\n".join(lines))
 
 
 def read_text(dataset: str, file: str) -> str:

@@ -129,3 +129,43 @@ def test_archive_member_is_downloaded_checked_and_extracted(tmp_path, monkeypatc
     assert not (tmp_path / "cache" / "toydeb" / "wrong-package.txt").exists()
     with pytest.raises(DataNotFoundError, match=r"take its member usr/share/doc/toy/nope.txt"):
         fetch("toydeb", "no-member.txt", download=False)
+
+
+def test_missing_datasets_are_one_error_naming_the_folder_and_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(datasets, "_download", lambda url, target: (_ for _ in ()).throw(OSError("no network")))
+    monkeypatch.setattr(datasets, "_download_member", lambda remote, target: (_ for _ in ()).throw(OSError("no network")))
+    (tmp_path / "flores200_eng_spa").mkdir()
+    for name in datasets.REGISTRY["flores200_eng_spa"].files:  # one dataset present, two missing
+        (tmp_path / "flores200_eng_spa" / name).write_text("x")
+    assert sorted(datasets.missing_files()) == ["chroma_chunking_eval", "debian_docs"]
+    assert datasets.missing_files(["flores200_eng_spa"]) == {}
+    with pytest.raises(DataNotFoundError) as info:
+        datasets.require_datasets()
+    message = str(info.value)
+    assert message.startswith(f"The course's datasets are not all in {tmp_path.resolve()} "
+                              f"(COURSE_DATA_DIR is set to {tmp_path}):")
+    assert "  chroma_chunking_eval/: 7 of 7 files missing (first: LICENSE)" in message
+    assert "debian_docs/: 15 of 15 files missing" in message and "flores200_eng_spa/:" not in message
+    assert "the download failed (no network)" in message
+    assert "COURSE_DATA_DIR=/path/to/datasets make test" in message
+    datasets.require_datasets(["flores200_eng_spa"])  # complete: no error
+
+
+def test_require_datasets_without_downloads_names_the_default_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
+    monkeypatch.setattr(datasets, "REPO_ROOT", tmp_path)
+    with pytest.raises(DataNotFoundError, match=r"COURSE_DATA_DIR is not set, so the data cache is data/cache/"):
+        datasets.require_datasets(["flores200_eng_spa"], download=False)
+
+
+def test_the_readme_and_the_offline_kit_name_every_dataset():
+    readme = (datasets.REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (datasets.REPO_ROOT / "docs" / "INSTRUCTOR.md").read_text(encoding="utf-8")
+    kit = guide[guide.index("chunking-course-kit/"):]
+    kit = kit[:kit.index("```")]
+    for name in datasets.REGISTRY:
+        assert f"| `{name}` |" in readme, f"README's data table has no row for {name}"
+        assert f"{name}/" in readme, f"README's folder listing has no {name}/"
+        assert f"{name}/" in kit, f"docs/INSTRUCTOR.md's offline kit has no {name}/"
+    assert "COURSE_DATA_DIR=/path/to/datasets make test" in readme
