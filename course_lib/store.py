@@ -26,10 +26,17 @@ What is guaranteed, and how far:
 - One writer at a time. Every write (`reindex`, `reindex_documents`, `update_document`, `add`, `compact`)
   holds an exclusive lock on the file `.write.lock` in the store folder (`fcntl.flock`; `msvcrt.locking`
   on Windows), so two processes indexing the same new document one after the other store it once.
-  Readers take no lock: they see the last commit.
+- Readers never take that lock (only creating the table does), so a store on a read-only file system
+  opens for search, and a slow writer (an `embed` running inside `update_document`) never blocks a reader.
+  What a reader sees during a write: the last commit, whole; the write appears at once when it commits,
+  never half-done. A `compact()` in another process may delete the files of the version a read has just
+  started on: the read is retried once, on the latest version.
 - A process killed during a write leaves each document old or new, never mixed. A power cut is covered
   only as far as LanceDB's own writes reach the disk.
-- A damaged folder gives one `DamagedStoreError` naming it and the fix (re-index from the documents).
+- `DamagedStoreError` (delete the folder and re-index) only when the folder fails a check: its versions
+  are listed, the latest manifest parses and its data files hold the rows it records. Any other failure
+  (a full disk, a read that lost a race with `compact()` twice) is an `OSError` that says what happened and
+  that the store is intact; a vector that is not finite, or all zeros, is a `ValueError` before any write.
 - Every commit keeps the old version's files: `compact()` merges them and deletes old versions.
 
 Install: `pip install -r requirements-store.txt` (or `make setup-store`).
@@ -37,14 +44,17 @@ Install: `pip install -r requirements-store.txt` (or `make setup-store`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 try:  # an exclusive lock for writers: fcntl on Linux and macOS, msvcrt on Windows
     import fcntl
@@ -68,6 +78,9 @@ FILTER_COLUMNS = ("doc_id", "chunk_index", "heading_path", "page_start", "page_e
 _META = ["chunk_index", "start", "end", "text", "heading_path", "page_start", "page_end", "strategy", "model",
          "doc_sha256", "content_hash"]
 _ANN_KINDS = ("IVF_PQ", "IVF_HNSW_SQ", "IVF_FLAT")
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how LanceDB's Rust errors carry the OS error number
+_RUST_SOURCE = re.compile(r",\s*/\S+\.rs:\d+:\d+")  # the crate source path LanceDB appends to a message
+_T = TypeVar("_T")
 
 
 def _lancedb():
@@ -156,7 +169,8 @@ class Update:
 
 
 class DamagedStoreError(RuntimeError):
-    """The store folder cannot be read as a LanceDB table; the message names it and the fix."""
+    """The store folder fails its check (versions listed, manifest parsed, rows counted); the message names
+    it and the fix."""
 
 
 def _check_doc_id(doc_id: Any) -> str:
@@ -208,18 +222,45 @@ def chunk_rows(doc_id: str, text: str, chunks: Sequence[Chunk], vectors: Any, *,
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or len(vectors) != len(chunks):
         raise ValueError(f"vectors has shape {vectors.shape} for {len(chunks)} chunks; pass one row per chunk")
+    _check_vectors(vectors)
     embedded = _embedded_texts(chunks, embedded_texts)
+    _check_chunks(text, chunks)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    sections = markdown_sections(text) if text.strip() else []
+    return [StoreRow(doc_id, i, c.start, c.end, c.text, _heading_path(sections, c), *_pages(text, c), strategy,
+                     model, digest, content_hash(e, strategy=strategy, model=model), v)
+            for i, (c, e, v) in enumerate(zip(chunks, embedded, vectors))]
+
+
+def _check_chunks(text: str, chunks: Sequence[Chunk]) -> None:
+    """Every chunk is a `Chunk` whose offsets point at its own text in `text`."""
     for i, c in enumerate(chunks):
         if not isinstance(c, Chunk):
             raise TypeError(f"chunks[{i}] must be a Chunk, not {type(c).__name__}")
         if text[c.start:c.end] != c.text:
             raise ValueError(f"chunks[{i}] says [{c.start}:{c.end}] but the document has other text there; "
                              "chunk this very text (offsets must point back to the source)")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    sections = markdown_sections(text) if text.strip() else []
-    return [StoreRow(doc_id, i, c.start, c.end, c.text, _heading_path(sections, c), *_pages(text, c), strategy,
-                     model, digest, content_hash(e, strategy=strategy, model=model), v)
-            for i, (c, e, v) in enumerate(zip(chunks, embedded, vectors))]
+
+
+def _check_vectors(vectors: np.ndarray) -> None:
+    """Refuse, before any write, a vector LanceDB would refuse (NaN, infinity) or cosine cannot use (zeros)."""
+    finite = np.isfinite(vectors).all(axis=1)
+    bad = np.flatnonzero(~finite | ~vectors.any(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        what = "holds NaN or infinity" if not finite[i] else "is all zeros (no direction for cosine similarity)"
+        raise ValueError(f"{bad.size} of {len(vectors)} vectors are unusable (vectors[{i}] {what}); check the "
+                         "embedding function's output (nothing was written)")
+
+
+def _cause(error: BaseException) -> tuple[int | None, str]:
+    """The OS error number behind a LanceDB error, if any, and its first line without the Rust source path."""
+    number = getattr(error, "errno", None)
+    found = _OS_ERROR.search(str(error))
+    if number is None and found:
+        number = int(found.group(1))
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return number, _RUST_SOURCE.sub("", lines[0])[:200]
 
 
 def _embedded_texts(chunks: Sequence[Chunk], embedded_texts: Sequence[str] | None) -> list[str]:
@@ -291,7 +332,7 @@ class ChunkStore:
     `ChunkStore(path, dim)` opens the table, creating it if missing. Vectors are compared by
     cosine similarity. Without an ANN index, `search` scans every vector (exact); after
     `build_ann_index` it searches the index (approximate). One process writes at a time (a lock
-    file in the folder); any number may read.
+    file in the folder); any number may read, without waiting for it (they see the last commit).
     """
 
     def __init__(self, path: str | Path, dim: int):
@@ -301,33 +342,78 @@ class ChunkStore:
         self.dim = dim
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path} is a file; a store is a folder: pass another path")
-        with _write_lock(self.path), self._reading():
-            # read_consistency_interval=0: every read sees the latest commit, also one made by another process
-            self._db = _lancedb().connect(str(self.path), read_consistency_interval=timedelta(0))
+        self._table = self._read("opening", self._open)
+        self._read("opening", self._check_schema)
+
+    def _open(self):
+        """Open the table without the writer lock; create it under the lock if the folder holds none."""
+        # read_consistency_interval=0: every read sees the latest commit, also one made by another process
+        self._db = _lancedb().connect(str(self.path), read_consistency_interval=timedelta(0))
+        try:
+            if TABLE in self._db.list_tables().tables:
+                return self._db.open_table(TABLE)
+        except ValueError:  # no readable version: being created by another process, or damaged (decided below)
+            pass
+        with _write_lock(self.path):  # a creator holds it until its table is whole
             if TABLE in self._db.list_tables().tables:
                 try:
-                    self._table = self._db.open_table(TABLE)
+                    return self._db.open_table(TABLE)
                 except ValueError as exc:  # LanceDB says "not found" when the folder holds no version
                     raise DamagedStoreError(self._damaged(f"{TABLE}.lance holds no readable version")) from exc
-                self._check_schema()
-            elif (self.path / f"{TABLE}.lance").exists():
+            if (self.path / f"{TABLE}.lance").exists():
                 raise DamagedStoreError(self._damaged(f"its table folder {TABLE}.lance has no readable versions"))
-            else:
-                self._table = self._db.create_table(TABLE, schema=_schema(dim))
+            return self._db.create_table(TABLE, schema=_schema(self.dim))
 
     def _damaged(self, why: str) -> str:
         return (f"the vector store in {self.path} is damaged ({why}); rebuild it: delete the folder and "
                 "re-index from the documents (ChunkStore.reindex), or open another folder")
 
-    @contextmanager
-    def _reading(self) -> Iterator[None]:
-        """Turn LanceDB's low-level read errors into one `DamagedStoreError` that names the folder."""
+    def _check_folder(self) -> str:
+        """Raise `DamagedStoreError` unless the folder is whole: its versions are listed, the latest manifest
+        parses and its data files hold the rows it records. Returns what was checked, for a message."""
         try:
-            yield
+            table = _lancedb().connect(str(self.path)).open_table(TABLE)
+            versions = table.list_versions()
+            rows = table.count_rows()
+            scanned = table.search().select(["chunk_id"]).limit(None).to_arrow().num_rows
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise DamagedStoreError(self._damaged(_cause(exc)[1])) from exc
+        if scanned != rows:
+            raise DamagedStoreError(self._damaged(f"its manifest records {rows} rows, its data files hold {scanned}"))
+        return f"version {versions[-1]['version']}, {rows} rows readable"
+
+    def _failure(self, what: str, error: BaseException, advice: str) -> Exception:
+        """The error to raise when LanceDB fails: `DamagedStoreError` only when the folder fails its check,
+        else an `OSError` saying what happened and that the store is intact."""
+        number, cause = _cause(error)
+        if number in (errno.EACCES, errno.EPERM, errno.EROFS):  # not damage: say so without reading further
+            return OSError(number, f"{what} the vector store in {self.path}: {os.strerror(number)}; "
+                                   "the store was not changed")
+        checked = self._check_folder()
+        if number == errno.ENOSPC:
+            cause, advice = "the disk is full", "free some space and retry"
+        return OSError(number or errno.EIO, f"{what} the vector store in {self.path} failed ({cause}); the store "
+                                            f"is intact ({checked}): {advice}")
+
+    def _attempt(self, what: str, action: Callable[[], _T], advice: str) -> _T:
+        """Run `action`; a LanceDB failure raises `_failure`'s error."""
+        try:
+            return action()
+        except DamagedStoreError:
+            raise
         except (RuntimeError, OSError) as exc:
-            if isinstance(exc, DamagedStoreError):
-                raise
-            raise DamagedStoreError(self._damaged(str(exc).splitlines()[0][:200])) from exc
+            raise self._failure(what, exc, advice) from exc
+
+    def _read(self, what: str, action: Callable[[], _T]) -> _T:
+        """Run a read, and once more if it fails: another process's `compact()` may have deleted the files of
+        the version it had started on (the second try reads the latest version)."""
+        try:
+            return action()
+        except DamagedStoreError:
+            raise
+        except (RuntimeError, OSError):
+            pass
+        return self._attempt(what, action, "it failed twice, perhaps racing another process's compact(); retry")
 
     def _check_schema(self) -> None:
         schema = self._table.schema
@@ -342,8 +428,7 @@ class ChunkStore:
         self._table.count_rows()  # reads the manifest: a damaged one fails here, not at the first search
 
     def __len__(self) -> int:
-        with self._reading():
-            return self._table.count_rows()
+        return self._read("reading", self._table.count_rows)
 
     @property
     def version(self) -> int:
@@ -356,6 +441,7 @@ class ChunkStore:
         vectors = np.stack([r.vector for r in rows]).astype(np.float32) if rows else np.empty((0, self.dim), np.float32)
         if vectors.shape[1] != self.dim:
             raise ValueError(f"vectors have dimension {vectors.shape[1]}; this store holds {self.dim}")
+        _check_vectors(vectors)
         columns = {name: [getattr(r, name) for r in rows] for name in _schema(self.dim).names if name != "vector"}
         columns["chunk_id"] = [r.chunk_id for r in rows]
         columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), self.dim)
@@ -385,13 +471,18 @@ class ChunkStore:
             rows += doc_rows
         records = self._records(rows)
         ids = ", ".join(_sql_literal(d) for d in sorted(rows_by_doc))
-        with _write_lock(self.path), self._reading():
-            (self._table.merge_insert("chunk_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .when_not_matched_by_source_delete(f"doc_id IN ({ids})")
-                .execute(records))
+        with _write_lock(self.path):
+            self._merge(records, f"doc_id IN ({ids})")
         return len(rows)
+
+    def _merge(self, records: Any, delete_where: str) -> None:
+        """One `merge_insert` commit: update and insert `records`, delete the rows of `delete_where` not in them."""
+        self._attempt("writing to", lambda: (
+            self._table.merge_insert("chunk_id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(delete_where)
+            .execute(records)), "retry the write")
 
     def update_document(self, doc_id: str, text: str, chunks: Sequence[Chunk],
                         embed: Callable[[list[str]], Any] | None = None, *, strategy: str, model: str,
@@ -410,11 +501,12 @@ class ChunkStore:
             raise ValueError("pass exactly one of embed (a function of the texts to embed) and embed_document "
                              "(a function of the whole text and its chunks, for late chunking)")
         embedded = _embedded_texts(chunks, embedded_texts)
+        _check_chunks(text, chunks)  # before embedding: chunks of another text would waste every vector
         hashes = [content_hash(e, strategy=strategy, model=model) for e in embedded]
+        where = f"doc_id = {_sql_literal(_check_doc_id(doc_id))}"
         with _write_lock(self.path):
-            with self._reading():
-                stored = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
-                          .select(["content_hash", "vector"]).limit(None).to_arrow().to_pylist())
+            stored = self._read("reading", lambda: self._table.search().where(where)
+                                .select(["content_hash", "vector"]).limit(None).to_arrow().to_pylist())
             if embed_document is not None:
                 vectors = np.asarray(embed_document(text, chunks), dtype=np.float32)
                 fresh = list(range(len(chunks)))
@@ -433,14 +525,8 @@ class ChunkStore:
                     vectors[fresh] = computed
             rows = chunk_rows(doc_id, text, chunks, vectors, strategy=strategy, model=model,
                               embedded_texts=embedded_texts)
-            records = self._records(rows)
-            with self._reading():
-                (self._table.merge_insert("chunk_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .when_not_matched_by_source_delete(f"doc_id = {_sql_literal(doc_id)}")
-                    .execute(records))
-                version = self._table.version
+            self._merge(self._records(rows), where)
+            version = self._table.version
         return Update(embedded=len(fresh), reused=len(chunks) - len(fresh), rows=len(rows), version=version)
 
     def add(self, rows: Sequence[StoreRow]) -> int:
@@ -451,8 +537,8 @@ class ChunkStore:
         """
         if rows:
             records = self._records(rows)
-            with _write_lock(self.path), self._reading():
-                self._table.add(records)
+            with _write_lock(self.path):
+                self._attempt("writing to", lambda: self._table.add(records), "retry the write")
         return len(rows)
 
     def compact(self) -> dict[str, int]:
@@ -463,24 +549,26 @@ class ChunkStore:
         write of this module runs meanwhile.
         """
         bytes_before, files_before = _folder_size(self.path)
-        with _write_lock(self.path), self._reading(), warnings.catch_warnings():
-            # LanceDB warns that readers of an old version will fail: this module's readers read the latest
+        with _write_lock(self.path), warnings.catch_warnings():
+            # LanceDB warns that readers of an old version will fail: this module's readers retry on the latest
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
-            self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            self._attempt("compacting", lambda: self._table.optimize(cleanup_older_than=timedelta(0),
+                                                                     delete_unverified=True),
+                          "run compact() again")
         bytes_after, files_after = _folder_size(self.path)
         return {"bytes_before": bytes_before, "bytes_after": bytes_after,
                 "files_before": files_before, "files_after": files_after}
 
     def document_ids(self) -> list[str]:
         """The ids of the stored documents, sorted."""
-        with self._reading():
-            return sorted(set(self._table.to_arrow().column("doc_id").to_pylist()))
+        ids = self._read("reading", lambda: self._table.search().select(["doc_id"]).limit(None).to_arrow())
+        return sorted(set(ids.column("doc_id").to_pylist()))
 
     def chunks_of(self, doc_id: str) -> list[dict]:
         """A document's stored chunks (every column but the vector), in chunk order."""
-        with self._reading():
-            rows = (self._table.search().where(f"doc_id = {_sql_literal(_check_doc_id(doc_id))}")
-                    .select(_META).limit(None).to_arrow().to_pylist())
+        where = f"doc_id = {_sql_literal(_check_doc_id(doc_id))}"
+        rows = self._read("reading", lambda: self._table.search().where(where).select(_META).limit(None)
+                          .to_arrow().to_pylist())
         return sorted(rows, key=lambda r: r["chunk_index"])
 
     def build_ann_index(self, kind: str = "IVF_PQ", *, num_partitions: int, num_sub_vectors: int | None = None,
@@ -505,8 +593,9 @@ class ChunkStore:
             options["num_sub_vectors"] = num_sub_vectors
         if kind == "IVF_HNSW_SQ":
             options.update(m=m, ef_construction=ef_construction)
-        with _write_lock(self.path), self._reading():
-            self._table.create_index(vector_column_name="vector", replace=True, **options)
+        with _write_lock(self.path):
+            self._attempt("indexing", lambda: self._table.create_index(vector_column_name="vector", replace=True,
+                                                                       **options), "retry build_ann_index")
 
     def search(self, query: Any, k: int = 5, *, where: Mapping[str, Any] | None = None,
                exact: bool = False, nprobes: int | None = None, refine_factor: int | None = None,
@@ -538,9 +627,9 @@ class ChunkStore:
             builder = builder.refine_factor(refine_factor)
         if ef is not None:
             builder = builder.ef(ef)
-        with self._reading():
-            table = builder.select(["doc_id", "chunk_index", "start", "end", "text", "heading_path", "page_start",
-                                    "page_end", "strategy", "model", "_distance"]).to_arrow()
+        builder = builder.select(["doc_id", "chunk_index", "start", "end", "text", "heading_path", "page_start",
+                                  "page_end", "strategy", "model", "_distance"])
+        table = self._read("searching", builder.to_arrow)
         hits = [Hit(score=float(1.0 - row.pop("_distance")), **row) for row in table.to_pylist()]
         return sorted(hits, key=lambda h: (-round(h.score, 6), h.doc_id, h.chunk_index))
 

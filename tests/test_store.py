@@ -326,3 +326,210 @@ def test_update_document_with_late_chunking_re_encodes_the_whole_document(tmp_pa
                               embed_document=embed_document)
     with pytest.raises(ValueError, match="one text a chunk"):
         store.update_document("guide", GUIDE, chunks, fake_embed, strategy="s", model="m", embedded_texts=["x"])
+
+
+# ---------------------------------------------------------------------------
+# "Damaged" only when damaged; readers never wait for a writer (reliability review 2026-12-02: S1, S2, S3)
+# ---------------------------------------------------------------------------
+
+
+def _mount(*args) -> bool:
+    """Run mount(8); False when this process may not mount (not root, or no CAP_SYS_ADMIN)."""
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def small_disk(tmp_path, monkeypatch):
+    """(folder, fill, free): a 2 MB tmpfs that `fill()` fills up; where mounting is not allowed, `fill()`
+    makes LanceDB's writes fail as they do on a full disk (its Rust error, os error 28)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = _mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk))
+    filler = disk / "filler"
+
+    def fill():
+        if not mounted:
+            import lancedb.table
+
+            def full(*args, **kwargs):
+                raise RuntimeError("lance error: LanceError(IO): No space left on device (os error 28), "
+                                   "/root/.cargo/registry/src/lance-file/src/writer.rs:191:9")
+            for name in ("merge_insert", "optimize", "add"):
+                monkeypatch.setattr(lancedb.table.LanceTable, name, full)
+            return
+        with open(filler, "ab", buffering=0) as handle, pytest.raises(OSError, match="No space left"):
+            while True:
+                handle.write(b"\0" * 4096)
+
+    def free():
+        monkeypatch.undo()
+        filler.unlink(missing_ok=True)
+
+    yield disk, fill, free
+    if mounted:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_disk_says_so_and_that_the_store_is_intact(small_disk):
+    disk, fill, free = small_disk
+    store = ChunkStore(disk / "s", DIM)
+    chunks = markdown_chunks(GUIDE, 12)
+    for doc_id in ("guide", "copy", "other copy"):  # three data files for compact() to merge
+        store.update_document(doc_id, GUIDE, chunks, fake_embed, strategy="markdown:12", model="toy")
+    before, version = store.chunks_of("guide"), store.version
+    edited = GUIDE.replace("moves water", "moves clean water") * 3
+    for attempt in (lambda: store.update_document("guide", edited, markdown_chunks(edited, 12), fake_embed,
+                                                  strategy="markdown:12", model="toy"),
+                    store.compact):
+        fill()  # again: a failed write may have given back what it had written
+        with pytest.raises(OSError) as caught:
+            attempt()
+        assert not isinstance(caught.value, DamagedStoreError)
+        assert caught.value.errno == 28
+        message = str(caught.value)
+        assert "disk is full" in message and "intact" in message and str(store.path) in message
+        assert "delete" not in message and ".rs:" not in message
+    assert store.chunks_of("guide") == before and store.version == version
+    free()
+    store.update_document("guide", edited, markdown_chunks(edited, 12), fake_embed, strategy="markdown:12",
+                          model="toy")
+    assert [c["text"] for c in store.chunks_of("guide")] == [c.text for c in markdown_chunks(edited, 12)]
+
+
+@pytest.mark.parametrize("bad, message", [(np.nan, "NaN or infinity"), (0.0, "all zeros")])
+def test_a_refused_vector_is_a_value_error_and_the_store_is_unchanged(store, bad, message):
+    version, before = store.version, store.chunks_of("guide")
+    chunks = markdown_chunks(GUIDE, 12)
+    with pytest.raises(ValueError, match=rf"vectors\[0\] .*{message}.*nothing was written"):
+        store.update_document("guide", GUIDE, chunks, lambda texts: np.full((len(texts), DIM), bad),
+                              strategy="markdown:12", model="other")
+    assert store.version == version and store.chunks_of("guide") == before
+    with pytest.raises(ValueError, match=message):
+        chunk_rows("guide", GUIDE, chunks, np.full((len(chunks), DIM), bad), strategy="s", model="m")
+
+
+def test_update_document_checks_the_chunks_before_embedding(store):
+    calls = []
+    with pytest.raises(ValueError, match="offsets must point back"):
+        store.update_document("guide", GUIDE, markdown_chunks(NOTES, 12), lambda t: calls.append(t),
+                              strategy="markdown:12", model="toy")
+    assert calls == []
+
+
+class _LostRace:
+    """Stands for a LanceDB read whose files another process's compact() deleted: fails `failures` times."""
+
+    def __init__(self, read, failures):
+        self.read, self.failures = read, failures
+
+    def __call__(self, *args, **kwargs):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("lance error: Not found: chunks.lance/data/0a1b.lance, "
+                               "/root/.cargo/registry/src/lance-io/src/local.rs:117:31")
+        return self.read(*args, **kwargs)
+
+
+def test_a_read_that_loses_a_race_with_compact_is_retried(store, monkeypatch):
+    import lancedb.query
+
+    n = len(store)
+    monkeypatch.setattr(store._table, "count_rows", _LostRace(store._table.count_rows, 1))
+    assert len(store) == n
+    target = rows_for("guide", GUIDE)[0]
+    monkeypatch.setattr(lancedb.query.LanceQueryBuilder, "to_arrow",
+                        _LostRace(lancedb.query.LanceQueryBuilder.to_arrow, 1))
+    assert store.search(target.vector, k=1)[0].text == target.text
+
+
+def test_a_read_that_fails_twice_on_a_whole_store_is_not_called_damaged(store, monkeypatch):
+    monkeypatch.setattr(store._table, "count_rows", _LostRace(store._table.count_rows, 2))
+    with pytest.raises(OSError) as caught:
+        len(store)
+    assert not isinstance(caught.value, DamagedStoreError)
+    assert "intact" in str(caught.value) and "compact()" in str(caught.value) and "retry" in str(caught.value)
+
+
+def test_a_missing_data_file_is_damage(store):
+    for data in (store.path / "chunks.lance" / "data").glob("*"):
+        data.unlink()
+    with pytest.raises(DamagedStoreError, match=rf"{store.path}.*damaged.*re-index"):
+        store.chunks_of("guide")
+
+
+STOPPED_WRITER = textwrap.dedent("""
+    import sys, time
+    from course_lib.chunking import markdown_chunks
+    from course_lib.store import ChunkStore
+
+    def slow_embed(texts):  # a slow model, or a notebook paused inside update_document
+        print("embedding", flush=True)
+        time.sleep(600)
+
+    text = sys.argv[2]
+    ChunkStore(sys.argv[1], 8).update_document("guide", text, markdown_chunks(text, 12), slow_embed,
+                                               strategy="markdown:12", model="slow")
+""")
+
+
+def test_a_reader_does_not_wait_for_a_writer(store):
+    """A writer holding the lock inside update_document (embed running) must not block opening or searching."""
+    import threading
+
+    before = store.chunks_of("guide")
+    edited = GUIDE.replace("Bolt", "Screw")
+    writer = subprocess.Popen([sys.executable, "-c", STOPPED_WRITER, str(store.path), edited],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "embedding"  # the writer holds the lock now
+        seen = {}
+
+        def read():
+            reader = ChunkStore(store.path, DIM)
+            seen["chunks"] = reader.chunks_of("guide")
+            seen["hits"] = reader.search(rows_for("guide", GUIDE)[0].vector, k=1)
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "opening the store waited for the writer's lock"
+        assert seen["chunks"] == before and seen["hits"][0].doc_id == "guide"  # the last commit, whole
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+@pytest.fixture
+def read_only(store, tmp_path, monkeypatch):
+    """The store's folder, mounted read-only where this process may mount; else every open for writing
+    in the store folder fails as on a read-only file system."""
+    view = tmp_path / "read-only"
+    view.mkdir()
+    if _mount("--bind", str(store.path), str(view)):
+        if _mount("-o", "remount,bind,ro", str(view)):
+            yield view
+            subprocess.run(["umount", str(view)], check=True)
+            return
+        subprocess.run(["umount", str(view)], check=True)
+    import builtins
+    import errno as errnos
+
+    real_open = builtins.open
+
+    def read_only_open(file, mode="r", *args, **kwargs):
+        if str(file).startswith(str(store.path)) and any(m in mode for m in "wa+x"):
+            raise OSError(errnos.EROFS, "Read-only file system", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only_open)
+    yield store.path
+
+
+def test_a_store_on_a_read_only_file_system_opens_for_search(store, read_only):
+    before = {d: store.chunks_of(d) for d in store.document_ids()}
+    reader = ChunkStore(read_only, DIM)
+    assert {d: reader.chunks_of(d) for d in reader.document_ids()} == before and len(reader) == len(store)
+    target = rows_for("notes", NOTES, seed=1)[0]
+    assert reader.search(target.vector, k=1)[0].text == target.text
+    with pytest.raises(OSError, match="Read-only file system"):
+        reader.reindex("notes", [])
