@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 
-__all__ = ["Claim", "number_values", "output_numbers", "prose_numbers", "sentence", "show", "source_tags", "todo",
-           "unbacked"]
+__all__ = ["Claim", "number_values", "output_numbers", "prose_numbers", "sentence", "show", "source_anchors",
+           "source_tags", "todo", "unbacked"]
 
 # 22,994 · 0.955 · 95.5 · 7.5e-02 · 3 (signs are ignored: "+2.0 points" is backed by 2.0 or -2.0)
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][-+]?\d+)?(?![\w]|[.,]\d)")
@@ -67,9 +67,17 @@ class Claim:
 def source_tags(sources: Path = _SOURCES) -> list[str]:
     """The citation keys `docs/SOURCES.md` defines (``[Chunking I]``, ...) and its papers' authors."""
     text = Path(sources).read_text(encoding="utf-8")
-    keys = re.findall(r"^\|\s*(\[[^\]]+\])\s*\|", text, re.MULTILINE)
+    keys = re.findall(r"^\|\s*(\[[^\]]+\])\s*\|", text, re.MULTILINE) + list(source_anchors(sources))
     authors = re.findall(r"^- ([A-Z][\w'’ &-]+?(?: et al\.)?),", text, re.MULTILINE)
     return sorted(set(keys) | set(authors))
+
+
+def source_anchors(sources: Path = _SOURCES) -> dict[str, str]:
+    """Each source key `docs/SOURCES.md` explains, with its anchor: ``{"[Chunking I]": "chunking-i"}``
+    (from its lines ``<a id="chunking-i"></a>**[Chunking I]**: ...``)."""
+    text = Path(sources).read_text(encoding="utf-8")
+    return {key: anchor for anchor, key in
+            re.findall(r'^<a id="([\w-]+)"></a>\*\*(\[[^\]]+\])\*\*', text, re.MULTILINE)}
 
 
 def number_values(token: str) -> float:

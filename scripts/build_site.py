@@ -32,6 +32,7 @@ from course_lib.project import ROOT, course_notebooks, empty_output_folder
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+SOURCES_PAGE = "sources.html"  # docs/SOURCES.md, when a page links to it
 GUARD_TAG = "guard"  # code cells that keep the prose true (scripts/move_guards.py): nbval runs them, the site leaves them out
 PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
 WIDGET_NOTE = "<p><em>Interactive widget: open this notebook in JupyterLab (<code>make lab</code>) to use it.</em></p>"
@@ -173,9 +174,17 @@ def _nav(index: int, pages: list[tuple[str, Contents]]) -> str:
 
 
 def _link_notebooks(page: str, names: set[str]) -> str:
-    """Links between notebooks point at their pages."""
+    """Links between notebooks point at their pages; links to docs/SOURCES.md at the site's sources page."""
+    page = re.sub(r'href="\.\./docs/SOURCES\.md(#[^"]*)?"', lambda m: f'href="{SOURCES_PAGE}{m[1] or ""}"', page)
     return re.sub(r'href="(\d\d_[^"/]+)\.ipynb(#[^"]*)?"',
                   lambda m: f'href="{m[1]}.html{m[2] or ""}"' if m[1] + ".ipynb" in names else m[0], page)
+
+
+def _sources_page() -> str:
+    """docs/SOURCES.md as a page of the site (the notebooks' source keys link to its anchors)."""
+    body = markdown2html_mistune((ROOT / "docs" / "SOURCES.md").read_text(encoding="utf-8"))
+    return (INDEX_TEMPLATE.split("<h1>")[0].format(title=html.escape(COURSE_TITLE) + " · Sources")
+            + '<p><a href="index.html">Contents</a></p>\n' + body + "\n</body>\n</html>\n")
 
 
 def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[Path]:
@@ -207,6 +216,9 @@ def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[
         for page, c in pages
     )
     written[0].write_text(INDEX_TEMPLATE.format(title=html.escape(COURSE_TITLE), rows=rows), encoding="utf-8")
+    if any(f'href="{SOURCES_PAGE}' in page.read_text(encoding="utf-8") for page in written[1:]):
+        written.append(out / SOURCES_PAGE)
+        written[-1].write_text(_sources_page(), encoding="utf-8")
     return written
 
 
@@ -220,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"site: {len(written) - 1} notebooks and an index in {args.out}; open {args.out / 'index.html'}")
+    pages = sum(p.name != SOURCES_PAGE for p in written) - 1
+    print(f"site: {pages} notebooks and an index in {args.out}; open {args.out / 'index.html'}")
     return 0
 
 

@@ -241,6 +241,8 @@ def move_guards(notebook: nbformat.NotebookNode, name: str = "") -> Report:
 
 
 def _notebook_times():
+    if "notebook_times" in sys.modules:  # already loaded (by a test, say): do not run it again
+        return sys.modules["notebook_times"]
     spec = importlib.util.spec_from_file_location("notebook_times", ROOT / "scripts" / "notebook_times.py")
     module = sys.modules.setdefault("notebook_times", importlib.util.module_from_spec(spec))
     spec.loader.exec_module(module)

@@ -153,3 +153,16 @@ def test_no_course_page_shows_a_guard_cell(site):
         for cell in guards:
             first = cell.source.strip().splitlines()[0]
             assert html.escape(first) not in page and first not in page, f"{path.name}: a guard cell is shown"
+
+
+def test_source_keys_link_to_the_sites_sources_page(tmp_path):
+    header = nbformat.v4.new_markdown_cell("# 99 · Demo\n\n**Learning goals**\n- Follow a source.\n\n"
+                                           "As [[Chunking I]](../docs/SOURCES.md#chunking-i) says.")
+    path = tmp_path / "99_demo.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[header]), path)
+    written = build_site.build(tmp_path / "site", [path])
+    page = (tmp_path / "site" / "99_demo.html").read_text(encoding="utf-8")
+    assert 'href="sources.html#chunking-i"' in page and "../docs/SOURCES.md" not in page
+    assert written[-1].name == "sources.html"
+    sources = written[-1].read_text(encoding="utf-8")
+    assert '<a id="chunking-i"></a>' in sources and '<a href="index.html">Contents</a>' in sources
