@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib import chunk_eval
 from course_lib.chunk_eval import evaluate, main, render_html
+from course_lib.chunk_eval.cli import regressions
 from course_lib.chunk_eval.inputs import Document
 from course_lib.chunk_eval.results import _span_record
 from course_lib.evaluation import (
@@ -313,6 +315,16 @@ def _run(args, capsys):
     return status, capsys.readouterr()
 
 
+def _set_everywhere(data, strategies, metric, value):
+    """Edit a baseline as a consistent run would have written it: each question's value and the summary mean."""
+    for record in data["per_question"]:
+        for strategy in strategies:
+            record["results"][strategy]["metrics"][metric] = value
+    for row in data["results"]:
+        if row["strategy"] in strategies:
+            row[metric] = value
+
+
 def test_baseline_gate(folder, tmp_path, capsys, toy_model):
     docs, questions = folder
     base = tmp_path / "base.json"
@@ -322,8 +334,7 @@ def test_baseline_gate(folder, tmp_path, capsys, toy_model):
     assert status == 0 and "no strategy is worse" in out.out
 
     data = json.loads(base.read_text(encoding="utf-8"))
-    for record in data["per_question"]:
-        record["results"]["fixed:12"]["metrics"]["recall_at_k"] = 1.0
+    _set_everywhere(data, ["fixed:12"], "recall_at_k", 1.0)
     better = tmp_path / "better.json"
     better.write_text(json.dumps(data), encoding="utf-8")
     report = evaluate(docs, questions, ["fixed:12"], k=2, embedder=ToyEmbedder(), cache=None)
@@ -337,7 +348,7 @@ def test_baseline_gate(folder, tmp_path, capsys, toy_model):
 
     for change, message in [
         (lambda d: d.update(inputs_sha256="0" * 64), "not comparable: the documents or questions differ"),
-        (lambda d: d["per_question"].pop(), "not comparable: the question ids differ"),
+        (lambda d: d["per_question"][0].update(id="renamed"), "not comparable: the question ids differ"),
         (lambda d: d.update(k=5), "not comparable: k is 2 here and 5 in"),
         (lambda d: [r["results"].pop("late:fixed:12") for r in d["per_question"]],
          "not comparable: late:fixed:12 or its recall_at_k is not in"),
@@ -360,9 +371,7 @@ def test_the_gate_fails_a_strategy_that_got_worse(folder, tmp_path, capsys, toy_
     common = [docs, questions, "--strategy", "fixed:8", "--strategy", "fixed:16", "--k", "1"]
     assert _run([*common, "--json", base], capsys)[0] == 0
     data = json.loads(base.read_text(encoding="utf-8"))
-    for record in data["per_question"]:
-        for result in record["results"].values():
-            result["metrics"]["recall_at_k"] = 1.0
+    _set_everywhere(data, ["fixed:8", "fixed:16"], "recall_at_k", 1.0)
     base.write_text(json.dumps(data), encoding="utf-8")
     report = evaluate(docs, questions, ["fixed:8", "fixed:16"], k=1, embedder=ToyEmbedder(), cache=None)
     failing = [r.strategy for r in report.results
@@ -370,6 +379,54 @@ def test_the_gate_fails_a_strategy_that_got_worse(folder, tmp_path, capsys, toy_
     assert failing, "this set-up should make at least one strategy fail"
     status, out = _run([*common, "--baseline", base], capsys)
     assert status == 1 and [line.split(": ")[2] for line in out.err.splitlines()] == failing
+
+
+def _one_question(data, value):
+    data["per_question"][1]["results"]["fixed:12"]["metrics"]["recall_at_k"] = value
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: _one_question(d, float("nan")), "per_question[1] fixed:12 recall_at_k is nan; every per-question "
+                                                "value must be a number from 0 to 1"),
+    (lambda d: _one_question(d, float("inf")), "recall_at_k is inf; every per-question value must be a number"),
+    (lambda d: _set_everywhere(d, ["fixed:12"], "recall_at_k", 5.0), "recall_at_k is 5.0; every per-question"),
+    (lambda d: _set_everywhere(d, ["fixed:12"], "mrr", -1), "mrr is -1; every per-question value"),
+    (lambda d: _one_question(d, "1.0"), "recall_at_k is '1.0'; every per-question value must be a number"),
+    (lambda d: _one_question(d, None), "recall_at_k is None; every per-question value must be a number"),
+    (lambda d: d["results"][0].update(iou=d["results"][0]["iou"] + 0.01), "is not the mean of its"),
+    (lambda d: _one_question(d, 1.0 - d["per_question"][1]["results"]["fixed:12"]["metrics"]["recall_at_k"]),
+     "its fixed:12 recall_at_k ("),
+    (lambda d: d["per_question"].pop(), f"counts {len(QUESTIONS)} questions but holds {len(QUESTIONS) - 1}"),
+], ids=["nan", "infinity", "above-1", "negative", "string", "null", "summary-edited", "value-edited", "cut"])
+def test_the_gate_refuses_a_baseline_it_cannot_trust(folder, tmp_path, capsys, toy_model, edit, message):
+    """C1 (review 2026-12-02): NaN gave exit 1 and a traceback, 5.0 a 'regression', a hand edit was trusted."""
+    docs, questions = folder
+    base = tmp_path / "base.json"
+    common = [docs, questions, "--strategy", "fixed:12", "--strategy", "recursive:16:4", "--k", "2"]
+    assert _run([*common, "--json", base], capsys)[0] == 0
+    data = json.loads(base.read_text(encoding="utf-8"))
+    edit(data)
+    base.write_text(json.dumps(data), encoding="utf-8")
+    status, out = _run([*common, "--baseline", base], capsys)
+    assert status == 2 and out.out == "", "refused before any work"
+    assert out.err.count("\n") == 1 and message in out.err and "write it again with --json" in out.err, out.err
+
+
+def test_the_gate_needs_two_questions(tmp_path, capsys, toy_model):
+    """C2 (review 2026-12-02): with one question the gate passed against a baseline better everywhere."""
+    docs, questions = write(tmp_path, questions=QUESTIONS[:1])
+    base = tmp_path / "base.json"
+    common = [docs, questions, "--strategy", "fixed:12", "--strategy", "recursive:16:4"]
+    assert _run([*common, "--json", base], capsys)[0] == 0
+    data = json.loads(base.read_text(encoding="utf-8"))
+    _set_everywhere(data, ["fixed:12", "recursive:16:4"], "recall_at_k", 1.0)
+    base.write_text(json.dumps(data), encoding="utf-8")
+    status, out = _run([*common, "--baseline", base], capsys)
+    assert status == 2 and out.out == "" and out.err.count("\n") == 1
+    assert "holds 1 question(s); a gate needs at least 2" in out.err
+    report = evaluate(docs, questions, ["fixed:12"], embedder=ToyEmbedder(), cache=None)
+    with pytest.raises(chunk_eval.ChunkEvalError, match="this run has 1 question"):
+        regressions(report, data)
 
 
 def test_html_puts_the_verdict_and_warnings_first_and_opens_every_question(folder):

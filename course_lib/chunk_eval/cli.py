@@ -21,6 +21,9 @@ from course_lib.stats import paired_interval
 
 __all__ = ["main"]
 
+MIN_GATE_QUESTIONS = 2  # a paired interval needs at least two questions
+SUMMARY_TOLERANCE = 2e-6  # a summary mean and the mean of its per-question values, both rounded to 6 decimals
+
 
 def _read_baseline(path: Path) -> dict:
     """The baseline run's JSON, checked for what the gate reads (before any work)."""
@@ -33,13 +36,54 @@ def _read_baseline(path: Path) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("per_question"), list) or "inputs_sha256" not in data:
         raise ChunkEvalError(f"--baseline {str(path)!r} is not a chunk-eval JSON file with per_question and "
                              "inputs_sha256; write one with this version's --json")
+    _check_baseline(data, f"--baseline {str(path)!r}")
     return data
+
+
+def _check_baseline(data: dict, where: str) -> None:
+    """Refuse a baseline the gate cannot trust: fewer than 2 questions, a per-question metric that is not a
+    number in 0..1, or a summary row that is not the mean of its per-question values (a file edited or cut)."""
+    records = data["per_question"]
+    if len(records) < MIN_GATE_QUESTIONS:
+        raise ChunkEvalError(f"{where} holds {len(records)} question(s); a gate needs at least "
+                             f"{MIN_GATE_QUESTIONS}: run with more questions, or leave out --baseline")
+    rewrite = "write it again with --json"
+    if data.get("questions", len(records)) != len(records):
+        raise ChunkEvalError(f"{where} counts {data.get('questions')} questions but holds {len(records)}; "
+                             f"the file was cut or edited: {rewrite}")
+    sums: dict[tuple[str, str], float] = {}
+    for i, record in enumerate(records):
+        results = record.get("results") if isinstance(record, dict) else None
+        for strategy, result in (results.items() if isinstance(results, dict) else ()):
+            metrics = result.get("metrics") if isinstance(result, dict) else None
+            for name in METRIC_NAMES:
+                if not isinstance(metrics, dict) or name not in metrics:
+                    continue  # regressions() names what the gate needs and does not find
+                value = metrics[name]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    raise ChunkEvalError(f"{where}: per_question[{i}] {strategy} {name} is {value!r}; every "
+                                         f"per-question value must be a number from 0 to 1: {rewrite}")
+                sums[strategy, name] = sums.get((strategy, name), 0.0) + value
+    for row in data.get("results") if isinstance(data.get("results"), list) else []:
+        strategy = row.get("strategy") if isinstance(row, dict) else None
+        for name in METRIC_NAMES:
+            if (strategy, name) not in sums or name not in row:
+                continue
+            mean = sums[strategy, name] / len(records)
+            if isinstance(row[name], bool) or not isinstance(row[name], (int, float)) \
+                    or not abs(row[name] - mean) <= SUMMARY_TOLERANCE:
+                raise ChunkEvalError(f"{where}: its {strategy} {name} ({row[name]!r}) is not the mean of its "
+                                     f"{len(records)} per-question values ({mean:.6f}); the file was edited or "
+                                     f"cut: {rewrite}")
 
 
 def regressions(report: EvalReport, baseline: dict, name: str = "baseline") -> list[str]:
     """One line per strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies
     entirely below zero. Raises `ChunkEvalError("not comparable: ...")` unless the inputs, the question
-    ids, k, the budget and every strategy match."""
+    ids, k, the budget and every strategy match, and `ChunkEvalError` with fewer than 2 questions."""
+    if len(report.questions) < MIN_GATE_QUESTIONS:
+        raise ChunkEvalError(f"this run has {len(report.questions)} question(s); a gate needs at least "
+                             f"{MIN_GATE_QUESTIONS}: add questions, or leave out --baseline")
     problems = []
     if baseline.get("inputs_sha256") != report.inputs_sha256:
         problems.append("the documents or questions differ (inputs_sha256)")
@@ -60,8 +104,6 @@ def regressions(report: EvalReport, baseline: dict, name: str = "baseline") -> l
             raise ChunkEvalError(f"not comparable: {r.strategy} or its {report.metric} is not in {name}") from None
     lines = []
     for r in report.results:
-        if len(report.questions) < 2:
-            break
         delta = paired_interval(r.per_question[report.metric], old[r.strategy])
         if delta.high < 0:
             lines.append(f"{r.strategy}: {report.metric} {delta.mean:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}] "
