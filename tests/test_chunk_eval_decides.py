@@ -264,6 +264,17 @@ def test_warnings(folder):
     assert not any("median chunk" in w or "cannot separate" in w for w in small.warnings)
 
 
+def test_a_quote_in_two_documents_warns_once_however_many_questions_use_it(tmp_path):
+    """C4 (review 2026-12-02): 200 questions quoting one sentence found in two files gave 200 warnings."""
+    quote = "Spare seals are kept in bin four"
+    many = [{"id": f"q{i}", "question": f"Where are spare seals kept? ({i})", "answer": quote} for i in range(200)]
+    docs, questions = write(tmp_path, questions=many + QUESTIONS[3:4])
+    report = evaluate(docs, questions, ["fixed:12", "recursive:16:4"], embedder=ToyEmbedder(), cache=None)
+    about = [w for w in report.warnings if "occurs in" in w]
+    assert about == [f'200 questions (q0, q1, q2 and 197 more): the quote "{quote}" occurs in notes/faq.txt and '
+                     "pump.md; add a 'document' to each to say which one is meant"]
+
+
 # ---------------------------------------------------------------------------
 # BM25 and hybrid
 # ---------------------------------------------------------------------------

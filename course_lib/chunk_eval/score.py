@@ -167,16 +167,7 @@ def _decide(results: list[StrategyResult], documents: Sequence[Document], questi
         if share >= ONE_CHUNK_SHARE:
             warnings.append(f"{r.strategy}: the median chunk holds {share:.0%} of its document; every document is "
                             f"one chunk, so recall@{k} only says which document")
-    by_path = {d.path: d for d in documents}
-    for q in questions:
-        if q.document is not None:
-            continue
-        for group in _quote_groups(q, by_path):
-            docs = sorted({d for d, _, _ in group})
-            if len(docs) >= 2:
-                doc, s, e = group[0]
-                warnings.append(f'question {q.id}: the quote "{_one_line(by_path[doc].text[s:e], 50)}" occurs in '
-                                f"{' and '.join(docs)}; add a 'document' to say which one is meant")
+    warnings += _ambiguous_quotes(documents, questions)
     if len(results) >= 2 and questions:
         easy = float(np.mean([all(r.hit[i] for r in results) for i in range(len(questions))]))
         if easy >= EASY_SHARE:
@@ -184,6 +175,31 @@ def _decide(results: list[StrategyResult], documents: Sequence[Document], questi
             warnings.append(f"{easy:.0%} of the questions are hits {scope} for every strategy: the set cannot "
                             "separate them; write harder questions")
     return ruling, warnings
+
+
+def _ambiguous_quotes(documents: Sequence[Document], questions: Sequence[Question]) -> list[str]:
+    """One warning per quote found in two or more documents, naming how many questions without a
+    `document` use it (the first few by id)."""
+    by_path = {d.path: d for d in documents}
+    users: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (quote, its documents) -> question ids
+    for q in questions:
+        if q.document is not None:
+            continue
+        for group in _quote_groups(q, by_path):
+            docs = tuple(sorted({d for d, _, _ in group}))
+            if len(docs) >= 2:
+                doc, s, e = group[0]
+                users.setdefault((" ".join(by_path[doc].text[s:e].split()), docs), []).append(q.id)
+    warnings = []
+    for (quote, docs), ids in users.items():
+        where = f'the quote "{_one_line(quote, 50)}" occurs in {" and ".join(docs)}'
+        if len(ids) == 1:
+            warnings.append(f"question {ids[0]}: {where}; add a 'document' to say which one is meant")
+        else:
+            shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            warnings.append(f"{len(ids)} questions ({shown}): {where}; add a 'document' to each to say which "
+                            "one is meant")
+    return warnings
 
 
 def _inputs_sha256(documents: Sequence[Document], questions: Sequence[Question]) -> str:
