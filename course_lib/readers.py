@@ -8,21 +8,32 @@ Every chunker stays a pure function of a string, so structure is written *as pla
   listings become fenced blocks, so the Markdown chunker's heading logic works unchanged.
 
 What the readers change is recorded, never silent: `Extracted.normalizations` names each change with
-its count, and `Extracted.dropped` holds every line left out (running headers, page numbers,
-navigation, scripts) with its page.
+its count (a form feed inside a page's text becomes a newline there, so only page ends are form feeds),
+and `Extracted.dropped` holds every piece left out (running headers, page numbers, navigation, scripts)
+with its page and reason; `Extracted.dropped_share` weighs it against the text kept. A file the
+libraries cannot read, however it fails, is one `ValueError` line naming the file.
 
 Choices, measured on the course's real files (`debian_docs`, 114-page pdfTeX PDF and 12 Publican HTML pages):
 
 - PDF: pypdf (BSD-3-Clause, pure Python; AGPL readers such as PyMuPDF do not fit an MIT course). pdfTeX
   writes the gaps between words of a tightly justified line as TJ offsets of 0.16-0.3 em, while kerning
   stays under 0.06 em; pypdf puts a space only where the offset passes about 0.24 em for these fonts, which
-  ran the words of 490 of 3,742 lines together ("Initially,theprocessdescribedin"). The reader adds a space
-  at every TJ offset of at least `WORD_GAP_EM` (0.1 em), through pypdf's public `visitor_operand_before`
-  hook, and counts those spaces in `normalizations`.
+  ran the words of 490 of 3,742 lines together ("Initially,theprocessdescribedin"). Through pypdf's public
+  `visitor_operand_before` hook the reader makes every TJ offset of at least `WORD_GAP_EM` (0.1 em) a gap
+  pypdf spaces, and it measures the gap at each move (`Td`) from the glyph widths, so a word in another
+  font (a monospace "stable" after "the") keeps its space; both are counted in `normalizations`.
+- PDF running headers and footers: a line at a page's edge repeated, apart from a page-number-like number
+  at its start or end, on at least half the pages; never a page's only text.
 - Only the ligatures U+FB00-FB06 and the no-break spaces (U+00A0, U+202F) are folded, not full NFKC, which
   would turn Spanish "1.º" into "1.o"; `normalize_quote` applies the same folding to a quote.
-- HTML: lxml's HTML parser (libxml2, BSD). python-docx needs lxml anyway, so it adds nothing to the install,
-  and it recovers from broken markup as browsers do. Parsing the 12 handbook pages and taking their text
+  On the course's PDF, words glued to a neighbour (compared with pypdf's plain `extract_text`) went from
+  879 to none; a monospace word keeps its spaces ("the stable release", "the GNU Privacy Guard").
+- HTML: lxml's HTML parser (libxml2, BSD), with `huge_tree` (deep nesting, text nodes over 10 MB) and a
+  walk without recursion; the charset is sniffed as browsers do (byte-order mark, then a `<meta>` in the
+  head or the XML declaration, else UTF-8). Table rows become ` | `-separated cells; navigation is dropped
+  by role and landmark (`nav`, `role="navigation"`, the page's `header`/`footer`, "¶" heading anchors).
+  python-docx needs lxml anyway, so it adds nothing to the install, and it recovers from broken markup
+  as browsers do. Parsing the 12 handbook pages and taking their text
   took 26 ms with lxml, 6 ms with selectolax (lexbor; 7.7 MB more to install), 201 ms with the standard
   library's `html.parser` and 758 ms with beautifulsoup4 over it: lxml is fast enough and costs no install.
 - DOCX: python-docx (MIT); headings from paragraph styles, tables as rows of ` | `-separated cells.
@@ -32,7 +43,9 @@ from __future__ import annotations
 
 import bisect
 import re
+import struct
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +57,7 @@ __all__ = [
     "DroppedLine",
     "Extracted",
     "Heading",
+    "dropped_share",
     "normalize_quote",
     "page_span",
     "read_document",
@@ -52,6 +66,12 @@ __all__ = [
 PAGE_BREAK = "\f"
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 WORD_GAP_EM = 0.1  # a TJ offset of at least a tenth of an em is a word gap, not kerning
+_LEAP = -100_000.0  # a TJ offset (100 em) past any font's space threshold in pypdf
+# What pypdf, lxml, python-docx and zipfile raise on damaged or hostile files (beside their own errors).
+_BUILTIN_ERRORS = (OSError, EOFError, RecursionError, zlib.error, struct.error, ValueError, KeyError, IndexError,
+                   TypeError, AttributeError, ArithmeticError, NotImplementedError, AssertionError)
+# Dropped markup that is not text a reader sees, left out of `Extracted.dropped_share`.
+_NOT_TEXT = frozenset({"<script>", "<style>", "<head>", "<svg>", "<template>", "<iframe>"})
 # The only characters the readers replace: ligatures U+FB00-FB06 and no-break spaces (not NFKC).
 FOLDING = {
     "\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
@@ -96,6 +116,17 @@ class Extracted:
         """Number of pages: form-feed pages for a PDF, 1 otherwise."""
         return len(self.page_ends) or 1
 
+    @property
+    def dropped_share(self) -> float:
+        """Share of the file's characters left out: see `dropped_share`."""
+        return dropped_share(self.text, self.dropped)
+
+
+def dropped_share(text: str, dropped: tuple[DroppedLine, ...]) -> float:
+    """Characters of the dropped pieces over those plus the text's; scripts, styles and the head do not count."""
+    lost = sum(len(d.text) for d in dropped if d.reason not in _NOT_TEXT)
+    return lost / (lost + len(text)) if lost else 0.0
+
 
 def normalize_quote(text: str) -> str:
     """Apply the readers' character folding (`FOLDING`) to a quote, so it matches the extracted text."""
@@ -125,7 +156,8 @@ def read_document(path: str | Path) -> Extracted:
     """Read a `.pdf`, `.html`/`.htm`, `.docx` or UTF-8 text file into an `Extracted`.
 
     Raises `ValueError` naming the file for input it cannot read: an encrypted PDF, a PDF without a
-    text layer, HTML that is not text, a `.docx` that is not a Word file, text that is not UTF-8.
+    text layer, HTML that is not text, a `.docx` that is not a Word file, text that is not UTF-8, and
+    any damaged or hostile file the libraries fail on (malformed XML, a zip or Flate bomb, deep nesting).
     """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, not {type(path).__name__}")
@@ -157,8 +189,20 @@ def _fold(text: str, counts: Counter) -> str:
     return text.translate(_FOLD_TABLE)
 
 
+def _no_form_feeds(text: str, counts: Counter) -> str:
+    """A form feed inside a page's (or an HTML or Word file's) text becomes a newline: only page ends are form feeds."""
+    counts["form feeds inside the text -> newline"] += text.count(PAGE_BREAK)
+    return text.replace(PAGE_BREAK, "\n")
+
+
 def _notes(counts: Counter) -> tuple[str, ...]:
     return tuple(f"{name}: {count}" for name, count in sorted(counts.items()) if count)
+
+
+def _failure(path: Path, what: str, exc: BaseException, fix: str) -> ValueError:
+    """One line naming the file, what it is not, the library's reason and what to do."""
+    reason = " ".join(str(exc).split())[:160]
+    return ValueError(f"{path}: {what} ({type(exc).__name__}{': ' + reason if reason else ''}); {fix}")
 
 
 def _assemble(path: Path, kind: str, blocks: list[tuple[int, str]], dropped: list[DroppedLine],
@@ -168,7 +212,7 @@ def _assemble(path: Path, kind: str, blocks: list[tuple[int, str]], dropped: lis
     headings: list[Heading] = []
     offset = 0
     for level, block in blocks:
-        block = _fold(block, counts)
+        block = _no_form_feeds(_fold(block, counts), counts)
         if level:
             headings.append(Heading(level, block, offset))
             block = "#" * level + " " + block
@@ -184,23 +228,26 @@ def _assemble(path: Path, kind: str, blocks: list[tuple[int, str]], dropped: lis
 
 def _read_pdf(path: Path) -> Extracted:
     import pypdf
-    from pypdf.errors import DependencyError, PdfReadError
+    from pypdf.errors import PyPdfError
 
+    counts: Counter = Counter()
     try:
         reader = pypdf.PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ValueError(f"{path}: the PDF is encrypted with a password; save a decrypted copy first")
-        counts: Counter = Counter()
-        pages = [page.extract_text(visitor_operand_before=_word_gap_visitor(counts)) for page in reader.pages]
-    except (PdfReadError, DependencyError, OSError) as exc:
-        raise ValueError(f"{path}: not a readable PDF ({exc})") from None
-    if not pages or not any(page.strip() for page in pages):
-        raise ValueError(f"{path}: no text on pages 1-{len(pages)}; OCR is outside this course")
+        locked = reader.is_encrypted and not reader.decrypt("")
+        pages = [] if locked else [_page_text(page, counts) for page in reader.pages]
+    except (PyPdfError, *_BUILTIN_ERRORS) as exc:
+        raise _failure(path, "not a readable PDF", exc, "re-save or re-export it as PDF") from None
+    if locked:
+        raise ValueError(f"{path}: the PDF is encrypted with a password; save a decrypted copy first")
+    if not pages:
+        raise ValueError(f"{path}: the PDF has no pages")
     lines = [_fold(page, counts).split("\n") for page in pages]
     dropped = _running_lines(lines)
     drop = {(d.page - 1, index) for d, index in dropped}
     kept = ["\n".join(line for i, line in enumerate(page) if (p, i) not in drop).strip("\n")
             for p, page in enumerate(lines)]
+    if not any(page.strip() for page in kept):
+        raise ValueError(f"{path}: no text on pages 1-{len(pages)}; OCR is outside this course")
     kept = _join_hyphenation(kept, counts)
     text, ends, offset = [], [], 0
     for page in kept:
@@ -212,43 +259,119 @@ def _read_pdf(path: Path) -> Extracted:
                      _notes(counts), ())
 
 
-def _word_gap_visitor(counts: Counter):
-    """A pypdf visitor that puts a space before each TJ offset of at least `WORD_GAP_EM`.
+def _page_text(page, counts: Counter) -> str:
+    """One page's text with its word gaps restored (`_WordGaps`) and no form feed inside."""
+    return _no_form_feeds(page.extract_text(visitor_operand_before=_WordGaps(page, counts)), counts)
 
-    pypdf adds the same Python string " " itself when it judges an offset a gap, and skips its own
-    space when the text already ends in one, so no gap gets two spaces.
+
+class _WordGaps:
+    """A pypdf visitor that makes each word gap on a line one that pypdf spaces.
+
+    - In a TJ array, an offset of at least `WORD_GAP_EM` is split in two that move the pen as far: a
+      leap (`_LEAP`, past pypdf's own gap threshold, so pypdf writes its space) and the move back.
+      pypdf's own space does not count in its estimate of where the text ends, so its positions stay right.
+    - At a move along the line (`Td`), the gap is the move less the widths of the glyphs shown since the
+      last move (from the font's `/Widths`); pypdf compares it with half a space of the new font (0.26
+      em for a monospace font), more than pdfTeX leaves on a tight line, so a gap of at least
+      `WORD_GAP_EM` is marked by a leap at the head of the next TJ array.
+    Fonts without `/Widths` (Type0, the standard 14) get no gap measured at moves: pypdf's own rule applies.
     """
-    limit = -1000 * WORD_GAP_EM  # TJ offsets are in thousandths of an em; negative ones move right
 
-    def visit(operator, operands, cm, tm) -> None:
-        if operator != b"TJ" or not operands or not isinstance(operands[0], list):
+    def __init__(self, page, counts: Counter) -> None:
+        self.counts = counts
+        self.fonts = _simple_font_widths(page)
+        self.state = (None, 0.0, 0.0, 0.0, 1.0)  # font widths, size, char spacing, word spacing, horizontal scale
+        self.saved: list[tuple] = []
+        self.shown: float | None = None  # text-space width shown since the last move; None: unknown
+        self.gap = False
+
+    def __call__(self, operator: bytes, operands: list, cm, tm) -> None:
+        widths, size, char_space, word_space, scale = self.state
+        if operator == b"TJ" and operands and isinstance(operands[0], list):
+            self._tj(operands[0])
+        elif operator == b"Tj" and operands:
+            self._advance(operands[0])
+        elif operator in (b"Td", b"TD") and len(operands) == 2 and all(isinstance(v, (int, float)) for v in operands):
+            gap = float(operands[0]) - self.shown if self.shown is not None and operands[1] == 0 else None
+            self.gap = gap is not None and gap >= WORD_GAP_EM * size * scale
+            self.shown = 0.0 if widths is not None else None
+        elif operator == b"Tf" and len(operands) == 2 and isinstance(operands[1], (int, float)):
+            self.state = (self.fonts.get(operands[0]), float(operands[1]), char_space, word_space, scale)
+        elif operator in (b"Tc", b"Tw", b"Tz") and operands and isinstance(operands[0], (int, float)):
+            value = float(operands[0])
+            self.state = (widths, size, value if operator == b"Tc" else char_space,
+                          value if operator == b"Tw" else word_space, value / 100 if operator == b"Tz" else scale)
+        elif operator == b"q":
+            self.saved.append(self.state)
+        elif operator == b"Q" and self.saved:
+            self.state = self.saved.pop()
+        elif operator in (b"BT", b"ET", b"Tm", b"T*", b"'", b'"'):
+            self.shown, self.gap = None, False
+
+    def _tj(self, items: list) -> None:
+        size, scale = self.state[1], self.state[4]
+        out = [_LEAP, -_LEAP] if self.gap else []
+        self.counts["spaces added at word gaps between moves"] += bool(out)
+        limit = -1000 * WORD_GAP_EM  # TJ offsets are in thousandths of an em; negative ones move right
+        for item in items:
+            if not isinstance(item, (int, float)):
+                self._advance(item)
+            elif self.shown is not None:
+                self.shown -= float(item) / 1000 * size * scale
+            if isinstance(item, (int, float)) and limit >= item > _LEAP:
+                out += [_LEAP, item - _LEAP]
+                self.counts["spaces added at TJ word gaps"] += 1
+            else:
+                out.append(item)
+        items[:] = out
+
+    def _advance(self, string) -> None:
+        """Add a shown string's width (text space) to `shown`."""
+        widths, size, char_space, word_space, scale = self.state
+        self.gap = False
+        if self.shown is None or widths is None:
+            self.shown = None
             return
-        items = operands[0]
-        i = 1
-        while i < len(items):
-            item = items[i]
-            if (isinstance(item, (int, float)) and item <= limit and items[i - 1] != " "
-                    and isinstance(items[i - 1], (str, bytes))):
-                items.insert(i, " ")
-                counts["spaces added at TJ word gaps"] += 1
-                i += 1
-            i += 1
-
-    return visit
+        codes = string.original_bytes if hasattr(string, "original_bytes") else bytes(string)
+        self.shown += sum((widths.get(code, 0.0) * size + char_space + (word_space if code == 32 else 0.0)) * scale
+                          for code in codes)
 
 
-_NUMBER = re.compile(r"\d+")
-_ROMAN = re.compile(r"[ivxlcdm]+|[IVXLCDM]+")
+def _simple_font_widths(page) -> dict:
+    """Each simple font of the page (by resource name) as {code: width in ems}, from its `/Widths`."""
+    fonts = {}
+    resources = page.get("/Resources")
+    resources = resources.get_object() if resources is not None else {}
+    for name, ref in (resources.get("/Font") or {}).items():
+        font = ref.get_object()
+        widths, first = font.get("/Widths"), font.get("/FirstChar")
+        if font.get("/Subtype") != "/Type0" and widths is not None and isinstance(first, int):
+            fonts[name] = {first + i: float(w) / 1000 for i, w in enumerate(widths.get_object())}
+    return fonts
+
+
+_ROMAN = re.compile(r"(?=[mdclxvi])m{0,3}(c[md]|d?c{0,3})(x[cl]|l?x{0,3})(i[xv]|v?i{0,3})", re.IGNORECASE)
 _EDGE_NUMBER = re.compile(r"^(\d+)\s|\s(\d+)$|^(\d+)$")
+_EDGE_PAGE_NUMBER = re.compile(r"^([ivxlcdm]+|\d+)(?=\s|$)|(?<=\s)([ivxlcdm]+|\d+)$", re.IGNORECASE)
+
+
+def _masked(line: str) -> str:
+    """The line with a page-number-like number (Arabic or Roman, at its start or end) replaced by "#"."""
+    return _EDGE_PAGE_NUMBER.sub(lambda m: "#" if _ROMAN.fullmatch(m.group()) or m.group().isdigit() else m.group(),
+                                 line)
 
 
 def _running_lines(pages: list[list[str]]) -> list[tuple[DroppedLine, int]]:
     """Running headers/footers and page numbers: (dropped line, its line index on the page).
 
-    Looked for in the first and last two non-empty lines of each page. A line is running when, with
-    its digits masked, it stands at the same edge on at least half the pages with text; a page number
-    when it is a bare numeral, or starts or ends with the number that counts the pages (page index minus
-    the offset most pages share, e.g. "5.6. Uploading a package 33" on PDF page 41).
+    Looked for in the first and last two non-empty lines of each page. A line is running when, but for
+    a page-number-like number at its start or end, it stands verbatim at the same edge on at least half
+    the pages with text (and on 3 or more); a page number when it is a bare numeral, or starts or ends
+    with the number that counts the pages (page index minus the offset most pages share, e.g.
+    "5.6. Uploading a package 33" on PDF page 41). A page keeps all its lines when dropping would leave
+    it no text, unless pages that keep text show each of them is running: the same line (masked) or the
+    page numbering is dropped there too (a blank page with only its running header and number). So
+    one-line pages that differ only in a number are read, not dropped.
     """
     edges: list[list[tuple[str, int]]] = []
     for page in pages:
@@ -257,7 +380,7 @@ def _running_lines(pages: list[list[str]]) -> list[tuple[DroppedLine, int]]:
     with_text = sum(1 for e in edges if e)
     seen = Counter()
     for p, page_edges in enumerate(edges):
-        seen.update({(edge, _NUMBER.sub("#", pages[p][i].strip())) for edge, i in page_edges})
+        seen.update({(edge, _masked(pages[p][i].strip())) for edge, i in page_edges})
     numbering = Counter()
     for p, page_edges in enumerate(edges):
         for _edge, i in page_edges:
@@ -265,12 +388,13 @@ def _running_lines(pages: list[list[str]]) -> list[tuple[DroppedLine, int]]:
             if match:
                 numbering[p + 1 - int(next(g for g in match.groups() if g))] += 1
     shift = numbering.most_common(1)[0][0] if numbering and numbering.most_common(1)[0][1] >= 3 else None
-    found = []
+    candidates: list[list[tuple[DroppedLine, int]]] = []
     for p, page_edges in enumerate(edges):
+        on_page = []
         for edge, i in sorted(page_edges, key=lambda e: e[1]):
             line = pages[p][i].strip()
             match = _EDGE_NUMBER.search(line)
-            if 2 * seen[(edge, _NUMBER.sub("#", line))] >= with_text and with_text >= 3:
+            if 2 * seen[(edge, _masked(line))] >= with_text and with_text >= 3:
                 reason = f"running {'header' if edge == 'top' else 'footer'}"
             elif _ROMAN.fullmatch(line) or line.isdigit():
                 reason = "page number"
@@ -278,8 +402,19 @@ def _running_lines(pages: list[list[str]]) -> list[tuple[DroppedLine, int]]:
                 reason = "page number line"
             else:
                 continue
-            found.append((DroppedLine(p + 1, pages[p][i], reason), i))
-    return found
+            on_page.append((DroppedLine(p + 1, pages[p][i], reason), i))
+        candidates.append(on_page)
+    emptied = [not ({i for i, line in enumerate(page) if line.strip()} - {i for _, i in on_page})
+               for page, on_page in zip(pages, candidates)]
+    shown = [d for on_page, empty in zip(candidates, emptied) if not empty for d, _ in on_page]
+    proven = {_masked(d.text.strip()) for d in shown}
+    numbered = any(d.reason.startswith("page number") for d in shown)
+
+    def is_proven(dropped: DroppedLine) -> bool:
+        return _masked(dropped.text.strip()) in proven or (numbered and dropped.reason.startswith("page number"))
+
+    return [found for on_page, empty in zip(candidates, emptied)
+            if not empty or all(is_proven(d) for d, _ in on_page) for found in on_page]
 
 
 _HYPHEN_END = re.compile(r"(\w+)-\n(\w+)")
@@ -305,11 +440,18 @@ def _join_hyphenation(pages: list[str], counts: Counter) -> list[str]:
 # ---------------------------------------------------------------- HTML
 
 _DROP_TAGS = {"script", "style", "noscript", "template", "nav", "head", "iframe", "svg", "button", "form"}
-_DROP_MARKS = {"nav", "navbar", "navigation", "docnav", "breadcrumb", "breadcrumbs", "banner", "menu", "skip"}
+_DROP_MARKS = {"nav", "navbar", "navigation", "docnav", "breadcrumb", "breadcrumbs", "banner", "menu", "skip",
+               "navheader", "navfooter", "sphinxsidebar"}
+_DROP_ROLES = {"navigation", "search", "banner", "contentinfo"}  # ARIA landmarks that are not content
+_SECTIONING = {"article", "aside", "main", "nav", "section"}  # a header/footer inside one belongs to it
+_ANCHOR_MARKS = {"¶", "#", "§", "🔗"}  # the text of a heading's permalink ("headerlink")
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "ul",
-               "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tr", "figure", "figcaption",
+               "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "figure", "figcaption",
                "address", "h5", "h6", "hr", "body", "html", "caption"}
-_CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_XML_DECLARATION = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)""")
+_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
 
 
 class _Blocks:
@@ -342,60 +484,151 @@ def _read_html(path: Path) -> Extracted:
     import lxml.html
     from lxml import etree
 
-    raw = path.read_bytes()
-    declared = _CHARSET.search(raw[:4096])
-    encoding = declared.group(1).decode("ascii") if declared else "utf-8"
+    markup = _decode_html(path, path.read_bytes())
+    markup = re.sub(r"^\s*<\?xml[^>]*\?>", "", markup)  # lxml refuses a str that declares an encoding
+    parser = lxml.html.HTMLParser(huge_tree=True)  # no 256-level depth or 10 MB text-node limit
     try:
-        if b"\x00" in raw:
-            raise UnicodeError("NUL bytes")
-        markup = raw.decode(encoding)
-    except (UnicodeError, LookupError) as exc:
-        raise ValueError(f"{path}: not an HTML text file in {encoding} ({exc}); re-save it as UTF-8 HTML") from None
-    markup = re.sub(r"^\s*<\?xml[^>]*\?>", "", markup)
-    try:
-        root = lxml.html.document_fromstring(markup)
-    except (etree.ParserError, ValueError) as exc:
-        raise ValueError(f"{path}: malformed HTML that the parser cannot read ({exc})") from None
+        root = lxml.html.document_fromstring(markup, parser=parser)
+    except (etree.LxmlError, *_BUILTIN_ERRORS) as exc:
+        raise _failure(path, "malformed HTML that the parser cannot read", exc, "re-save it as HTML") from None
+    fatal = [e for e in parser.error_log if e.level == etree.ErrorLevels.FATAL]
+    if fatal:
+        reason = re.sub(r",\s*use XML_PARSE_HUGE option", "", fatal[0].message.strip())
+        raise ValueError(f"{path}: the HTML parser stopped at line {fatal[0].line} ({reason}), "
+                         "so the rest of the page would be lost; simplify or re-save the page")
     out, dropped = _Blocks(), []
-    _walk_html(root, out, dropped)
+    _drop_boilerplate(root, dropped)
+    _walk_html(root, out)
     out.flush()
     return _assemble(path, "html", out.blocks, dropped, out.counts)
 
 
-def _walk_html(element, out: _Blocks, dropped: list[DroppedLine]) -> None:
-    for child in element:
-        tag = child.tag.lower() if isinstance(child.tag, str) else None
-        if tag is None:  # comment or processing instruction: only its tail is text
-            pass
-        elif tag in _DROP_TAGS or _DROP_MARKS & set(f"{child.get('class', '')} {child.get('id', '')}".lower().split()):
-            text = " ".join(child.text_content().split())
-            if text:
-                dropped.append(DroppedLine(1, text, f"<{tag}>" if tag in _DROP_TAGS else "navigation"))
+def _decode_html(path: Path, raw: bytes) -> str:
+    """The page's text, decoded as a browser sniffs it: a byte-order mark, then a charset declared in
+    a `<meta>` of the head or in the XML declaration (text codecs only), else UTF-8."""
+    encoding = next((codec for bom, codec in _BOMS if raw.startswith(bom)), None)
+    if encoding:
+        raw = raw[len(next(bom for bom, codec in _BOMS if codec == encoding)):]
+    else:
+        encoding = _declared_charset(raw) or "utf-8"
+    try:
+        markup = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not an HTML text file in {encoding} ({exc.reason} at byte {exc.start}); "
+                         "re-save it as UTF-8 HTML") from None
+    if "\x00" in markup:
+        raise ValueError(f"{path}: not an HTML text file (it holds NUL characters); re-save it as UTF-8 HTML")
+    return markup
+
+
+def _declared_charset(raw: bytes) -> str | None:
+    """The first text codec named by a `<meta>` before `<body>` (comments skipped) or the XML declaration."""
+    start = raw[:4096]
+    head = re.sub(rb"<!--.*?-->", b"", re.split(rb"<body\b", start, maxsplit=1, flags=re.IGNORECASE)[0], flags=re.S)
+    names = [m.group(1) for meta in _META.finditer(head) for m in [_META_CHARSET.search(meta.group())] if m]
+    declaration = _XML_DECLARATION.match(start)
+    for name in names + ([declaration.group(1)] if declaration else []):
+        codec = _text_codec(name.decode("ascii"))
+        if codec:
+            return codec
+    return None
+
+
+def _text_codec(label: str) -> str | None:
+    """Python's codec for a declared charset, or None for an unknown one or one that is not text (base64)."""
+    import codecs
+
+    try:
+        codec = codecs.lookup(label).name
+        b"".decode(codec)  # a bytes-to-bytes codec such as base64 is refused here
+    except LookupError:
+        return None
+    return "utf-8" if codec.startswith(("utf-16", "utf-32")) else codec  # as browsers: the meta was read as ASCII
+
+
+def _drop_reason(element) -> str | None:
+    """Why an element is left out (not content), or None to keep it."""
+    tag = element.tag.lower()
+    marks = set(f"{element.get('class', '')} {element.get('id', '')}".lower().split())
+    role = (element.get("role") or "").strip().lower()
+    if tag in _DROP_TAGS:
+        return f"<{tag}>"
+    if role in _DROP_ROLES:
+        return f'role="{role}"'
+    if tag in {"header", "footer"} and not any(a.tag in _SECTIONING for a in element.iterancestors()):
+        return f"page <{tag}>"
+    if tag == "a" and (element.get("href") or "").startswith("#") and element.text_content().strip() in _ANCHOR_MARKS:
+        return "heading anchor"
+    if "headerlink" in marks:
+        return "heading anchor"
+    if _DROP_MARKS & marks:
+        return "navigation"
+    return None
+
+
+def _drop_boilerplate(root, dropped: list[DroppedLine]) -> None:
+    """Remove navigation, scripts and heading anchors from the tree (tails kept), recording each in `dropped`."""
+    from lxml import etree
+
+    doomed = []
+    walker = etree.iterwalk(root, events=("start",))
+    for _event, element in walker:
+        if element is not root and isinstance(element.tag, str) and (reason := _drop_reason(element)):
+            doomed.append((element, reason))
+            walker.skip_subtree()
+    for element, reason in doomed:
+        pieces = element.xpath(".//text()[not(ancestor::script or ancestor::style)]") if reason not in _NOT_TEXT else []
+        text = " ".join(" ".join(pieces or [element.text_content()]).split())
+        if text:
+            dropped.append(DroppedLine(1, text, reason))
+        element.drop_tree()
+
+
+def _walk_html(root, out: _Blocks) -> None:
+    """Blocks of text in document order, without recursion (the tree may be thousands of levels deep).
+
+    Headings become heading blocks and `<pre>` a fenced block; every other block element ends a block,
+    except inside a table cell: a table row is one block, its cells separated by " | ", each with all
+    its own text (paragraphs in a cell joined by a space).
+    """
+    stack = [(child, False) for child in reversed(root)]
+    cells = [False]  # for each open table and cell: are we in a cell (not in a table nested in it)?
+    while stack:
+        node, leaving = stack.pop()
+        tag = node.tag.lower() if isinstance(node.tag, str) else None  # None: a comment, only its tail is text
+        if leaving:
+            if tag in {"td", "th", "table"}:
+                cells.pop()
+            if tag in {"td", "th"} or (cells[-1] and tag in _BLOCK_TAGS):
+                out.inline.append(" ")
+            elif tag in _BLOCK_TAGS:
+                out.flush()
         elif tag in {"h1", "h2", "h3", "h4"}:
-            out.add(int(tag[1]), out.words(child.text_content()))
+            out.add(int(tag[1]), out.words(node.text_content()))
         elif tag == "pre":
-            out.add(0, "```\n" + child.text_content().strip("\n") + "\n```")
+            out.add(0, "```\n" + node.text_content().strip("\n") + "\n```")
         elif tag == "br":
             out.inline.append(" ")
-        elif tag in {"td", "th"}:
-            if "".join(out.inline).strip():
-                out.inline.append(" | ")
-            _walk_html(child, out, dropped)
-            out.inline.append(" ")
-        elif tag in _BLOCK_TAGS:
-            out.flush()
-            if tag == "li":
-                out.prefix = "- "
-            if child.text:
-                out.inline.append(child.text)
-            _walk_html(child, out, dropped)
-            out.flush()
-        else:
-            if child.text:
-                out.inline.append(child.text)
-            _walk_html(child, out, dropped)
-        if child.tail:
-            out.inline.append(child.tail)
+        elif tag is not None:
+            if tag in {"td", "th"}:
+                if "".join(out.inline).strip():
+                    out.inline.append(" | ")
+                cells.append(True)
+            elif cells[-1] and tag in _BLOCK_TAGS and tag != "table":
+                out.inline.append(" ")
+            elif tag in _BLOCK_TAGS:
+                out.flush()
+                if tag == "li":
+                    out.prefix = "- "
+            if tag == "table":
+                cells.append(False)
+            if node.text:
+                out.inline.append(node.text)
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+            continue
+        if node.tail:
+            out.inline.append(node.tail)
 
 
 # ---------------------------------------------------------------- DOCX
@@ -407,22 +640,23 @@ def _read_docx(path: Path) -> Extracted:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
+    from lxml import etree
 
     try:
         document = docx.Document(str(path))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ValueError(f"{path}: not a Word .docx file ({exc}); save it from Word as .docx") from None
-    out = _Blocks()
-    for item in document.iter_inner_content():
-        if isinstance(item, Table):
-            for row in item.rows:
-                out.add(0, " | ".join(out.words(cell.text) for cell in row.cells))
-            continue
-        style = item.style.name if item.style is not None else ""
-        heading = _HEADING_STYLE.fullmatch(style)
-        text = out.words(item.text)
-        if heading:
-            out.add(int(heading.group(1)), text)
-        elif text:
-            out.add(0, ("- " if style.startswith("List") else "") + text)
+        out = _Blocks()
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                for row in item.rows:
+                    out.add(0, " | ".join(out.words(cell.text) for cell in row.cells))
+                continue
+            style = item.style.name if item.style is not None else ""
+            heading = _HEADING_STYLE.fullmatch(style)
+            text = out.words(item.text)
+            if heading:
+                out.add(int(heading.group(1)), text)
+            elif text:
+                out.add(0, ("- " if style.startswith("List") else "") + text)
+    except (PackageNotFoundError, zipfile.BadZipFile, etree.LxmlError, *_BUILTIN_ERRORS) as exc:
+        raise _failure(path, "not a Word .docx file", exc, "save it from Word as .docx") from None
     return _assemble(path, "docx", out.blocks, [], out.counts)
