@@ -1,6 +1,8 @@
 """chunk-eval reads PDF, HTML and Word files through course_lib.readers; quotes match the extracted text."""
 
 import json
+import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -48,7 +50,9 @@ def test_html_and_docx_are_read_and_quotes_fold_ligatures_and_line_end_hyphens(t
     document.add_heading("Warranty", level=1)
     document.add_paragraph("Repairs are free for two years.")
     document.save(tmp_path / "policy.docx")
-    documents, _ = read_documents(tmp_path)
+    warnings: list[str] = []
+    documents, _ = read_documents(tmp_path, on_warning=warnings.append)
+    assert len(warnings) == 1 and "page.html 12%" in warnings[0]  # "Home | Next" is 12% of this small page
     by_path = {d.path: d for d in documents}
     assert by_path["page.html"].kind == "html" and "## Returns" in by_path["page.html"].text
     assert any("Home" in d.text for d in by_path["page.html"].dropped)
@@ -85,3 +89,52 @@ def test_bad_files_stop_the_run_or_are_skipped_with_the_reason(tmp_path, name, c
     documents, skipped = read_documents(folder, skip_bad_files=True)
     assert [d.path for d in documents] == ["notes.md"]
     assert len(skipped) == 1 and skipped[0].startswith(f"{name} (") and reason in skipped[0]
+
+
+def _hostile(folder: Path, kind: str) -> str:
+    """A file the libraries fail on (review R5/C3): malformed DOCX XML, or a PDF with 5,000 nested arrays."""
+    if kind == "docx":
+        with zipfile.ZipFile(folder / "x.docx", "w") as archive:
+            archive.writestr("[Content_Types].xml", "<Types oops")
+        return "x.docx"
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(200, 200)
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 20 100 Td (Hi) Tj ET " + b"[" * 5000 + b"]" * 5000)
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica")})
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    with open(folder / "nested.pdf", "wb") as handle:
+        writer.write(handle)
+    return "nested.pdf"
+
+
+@pytest.mark.parametrize("kind", ["docx", "pdf"])
+def test_hostile_files_stop_the_run_in_one_line_or_are_skipped(tmp_path, kind):
+    (tmp_path / "notes.md").write_text("Some text.", encoding="utf-8")
+    name = _hostile(tmp_path, kind)
+    with pytest.raises(ChunkEvalError, match=rf"^{name}: not a .*--skip-bad-files") as error:
+        read_documents(tmp_path)
+    assert "\n" not in str(error.value)
+    documents, skipped = read_documents(tmp_path, skip_bad_files=True)
+    assert [d.path for d in documents] == ["notes.md"] and len(skipped) == 1 and skipped[0].startswith(f"{name} (")
+
+
+def test_one_warning_for_files_that_lose_more_than_a_tenth_to_dropping(tmp_path):
+    nav = "".join(f'<li><a href="p{i}.html">Chapter {i} of the guide</a></li>' for i in range(20))
+    for name in ("a.html", "b.html"):
+        (tmp_path / name).write_text(f'<div role="navigation"><ul>{nav}</ul></div><p>The body says little.</p>',
+                                     encoding="utf-8")
+    (tmp_path / "c.html").write_text("<nav>Home</nav><p>" + "A long body. " * 50 + "</p>", encoding="utf-8")
+    warnings: list[str] = []
+    documents, _ = read_documents(tmp_path, on_warning=warnings.append)
+    assert len(documents) == 3 and len(warnings) == 1
+    assert re.fullmatch(r"the reader left out more than 10% of the characters of 2 files \(a\.html 9\d%, "
+                        r"b\.html 9\d%; mostly role=\"navigation\"\): .*", warnings[0]), warnings[0]
+    with pytest.warns(UserWarning, match="left out more than 10%"):
+        read_documents(tmp_path)

@@ -17,8 +17,9 @@ import difflib
 import io
 import json
 import re
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = ["MARKDOWN_SUFFIXES", "READER_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalEr
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".org", ".tex")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 READER_SUFFIXES = (".pdf", ".html", ".htm", ".docx")  # read by course_lib.readers
+DROPPED_SHARE = 0.1  # warn when a reader leaves out more than this share of a file's characters
 
 
 class ChunkEvalError(ValueError):
@@ -65,21 +67,24 @@ def _one_line(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple[list[Document], list[str]]:
+def read_documents(folder: str | Path, *, skip_bad_files: bool = False,
+                   on_warning: Callable[[str], Any] | None = None) -> tuple[list[Document], list[str]]:
     """Every text file under `folder` (recursively, sorted; hidden files and folders left out).
 
     Returns `(documents, skipped)`: `skipped` names the files that are neither text (by suffix,
     `TEXT_SUFFIXES`) nor PDF, HTML or Word (`READER_SUFFIXES`), the empty ones, and (with
     `skip_bad_files`) the bad ones with the reason. Raises `ChunkEvalError` for a missing folder, a
     folder without any document, a file that is not UTF-8, or a PDF, HTML or Word file the reader
-    refuses (encrypted, no text layer, not really that format).
+    refuses (encrypted, no text layer, not really that format, damaged). Files whose reader left out
+    more than `DROPPED_SHARE` of their characters (navigation, running headers) give one warning,
+    sent to `on_warning` (default `warnings.warn`).
     """
     root = Path(folder)
     if not root.exists():
         raise ChunkEvalError(f"DOCS folder {str(root)!r} does not exist; pass the folder that holds your documents")
     if not root.is_dir():
         raise ChunkEvalError(f"DOCS {str(root)!r} is a file, not a folder; pass the folder that holds it")
-    documents, skipped = [], []
+    documents, skipped, shares = [], [], {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
@@ -93,7 +98,8 @@ def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple
                                          "to leave it out")
                 skipped.append(f"{name} ({document})")
             else:
-                documents.append(document)
+                documents.append(document[0])
+                shares[name] = document[1]
             continue
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(name)
@@ -116,11 +122,29 @@ def read_documents(folder: str | Path, *, skip_bad_files: bool = False) -> tuple
         raise ChunkEvalError(
             f"DOCS folder {str(root)!r} holds no document ({', '.join(TEXT_SUFFIXES + READER_SUFFIXES)}); "
             + (f"skipped: {', '.join(skipped[:5])}" if skipped else "it is empty"))
+    message = _dropped_warning(shares, documents)
+    if message:
+        (on_warning or warnings.warn)(message)
     return documents, skipped
 
 
-def _read_with_reader(path: Path, name: str) -> Document | str:
-    """The file as `course_lib.readers` extracts it, or the one-line reason it cannot be read."""
+def _dropped_warning(shares: dict[str, float], documents: Sequence[Document]) -> str | None:
+    """One warning for every file whose reader left out more than `DROPPED_SHARE` of its characters."""
+    heavy = {name: share for name, share in shares.items() if share > DROPPED_SHARE}
+    if not heavy:
+        return None
+    reasons = Counter(d.reason for doc in documents if doc.path in heavy for d in doc.dropped)
+    shown = ", ".join(f"{name} {share:.0%}" for name, share in list(heavy.items())[:8])
+    more = f" and {len(heavy) - 8} more" if len(heavy) > 8 else ""
+    mostly = ", ".join(reason for reason, _ in reasons.most_common(3))
+    return (f"the reader left out more than {DROPPED_SHARE:.0%} of the characters of {len(heavy)} "
+            f"file{'s' if len(heavy) > 1 else ''} ({shown}{more}; mostly {mostly}): "
+            "quotes from those parts are not found; each Document's `dropped` lists them")
+
+
+def _read_with_reader(path: Path, name: str) -> tuple[Document, float] | str:
+    """The file as `course_lib.readers` extracts it with the share of its characters left out, or the
+    one-line reason it cannot be read."""
     from course_lib.readers import read_document
 
     try:
@@ -130,7 +154,8 @@ def _read_with_reader(path: Path, name: str) -> Document | str:
     except ImportError as error:
         raise ChunkEvalError(f"{name}: reading {path.suffix} files needs {error.name}; install the course's "
                              "'readers' extra (pip install -e '.[readers]')") from None
-    return Document(name, extracted.text, extracted.kind, extracted.page_ends, extracted.dropped)
+    document = Document(name, extracted.text, extracted.kind, extracted.page_ends, extracted.dropped)
+    return document, extracted.dropped_share
 
 
 _LINE_END_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\r?\n\s*(?=[^\W\d_])")
