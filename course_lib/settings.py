@@ -4,7 +4,8 @@ Importing `course_lib` changes nothing in the environment. Instead:
 
 - the course kernel carries `OFFLINE_ENV` in its `kernel.json` (`make setup` runs
   `python -m course_lib.settings --install-kernel`), so notebooks never try to reach a
-  model hub, and progress bars still show in JupyterLab for long work;
+  model hub and show no model-loading bars or library warnings, while the progress bars of
+  long work (chunk-eval, a batch job) still show in JupyterLab;
 - the root `conftest.py` applies `QUIET_OFFLINE_ENV` for pytest, and with it for the
   kernels nbval starts (`--nbval-current-env` kernels inherit pytest's environment), so
   no progress bar reaches the stderr that nbval compares;
@@ -25,10 +26,12 @@ OFFLINE_ENV: dict[str, str] = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "TRANSFORMERS_VERBOSITY": "error",  # warnings a learner cannot act on
     "TOKENIZERS_PARALLELISM": "false",  # no fork warnings from Rust tokenizers
+    # "Loading weights ..." bars of transformers and the hub: a model that loads in a second needs no bar,
+    # and offline there is no download to follow (course_lib.models hides them itself as well)
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
 }
 QUIET_ENV: dict[str, str] = {
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # "Loading weights ..." bars on stderr
-    "TQDM_DISABLE": "1",  # every other tqdm bar
+    "TQDM_DISABLE": "1",  # every other tqdm bar (chunk-eval's, a batch job's): kept in JupyterLab for long work
 }
 QUIET_OFFLINE_ENV: dict[str, str] = {**OFFLINE_ENV, **QUIET_ENV}
 
