@@ -41,6 +41,7 @@ from course_lib.chunking.registry import (  # re-exported: the registry lives at
     StrategyInfo,
     register_strategy,
 )
+from course_lib.tokens import check_encodable
 
 __all__ = [
     "EMBEDDING_VARIANTS",
@@ -172,8 +173,13 @@ def parse_strategy(spec: str) -> StrategySpec:
 
 
 def chunk_with(spec: str | StrategySpec, text: str, *, model: Any = None) -> list[Chunk]:
-    """Chunk `text` by the strategy id `spec` (its embedding variant and retrieval mode do not change the chunks)."""
+    """Chunk `text` by the strategy id `spec` (its embedding variant and retrieval mode do not change the chunks).
+
+    Raises `ValueError` naming the position of a lone surrogate in `text` (undecodable bytes), for every strategy.
+    """
     spec = parse_strategy(spec)
+    if isinstance(text, str):
+        check_encodable(text)
     info = STRATEGIES[spec.name]
     options: dict[str, Any] = dict(spec.options)
     keep = _pages_apply(info) and options.pop(PAGE_OPTION[0], None) == PAGE_OPTION[1]

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import tiktoken
 
-__all__ = ["ENCODINGS", "count_tokens", "get_encoding", "install_encoding_file", "resolve_tokenizer",
-           "tiktoken_cache_dir"]
+__all__ = ["ENCODINGS", "check_encodable", "count_tokens", "get_encoding", "install_encoding_file",
+           "resolve_tokenizer", "tiktoken_cache_dir"]
 
 # name -> (download URL tiktoken uses, sha256 it expects), from tiktoken_ext/openai_public.py
 ENCODINGS: dict[str, tuple[str, str]] = {
@@ -258,6 +258,16 @@ def _tiktoken_adapter(name: str) -> _Tiktoken:
     return _Tiktoken(get_encoding(name))
 
 
+def check_encodable(text: str, what: str = "text") -> None:
+    """Raise one `ValueError` naming the position when `text` holds a lone surrogate, which no tokenizer
+    can encode (what `errors="surrogateescape"` makes of undecodable bytes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{what} holds a lone surrogate {text[error.start]!r} at position {error.start} (an "
+                         "undecodable byte); decode it with errors='replace', or fix the source's encoding") from None
+
+
 def count_tokens(text: str, tokenizer: Any = "cl100k_base") -> int:
     """Number of tokens of `text` by `tokenizer` (any kind the chunkers accept, "chars" too).
 
@@ -267,4 +277,5 @@ def count_tokens(text: str, tokenizer: Any = "cl100k_base") -> int:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
+    check_encodable(text)
     return resolve_tokenizer(tokenizer).count(text)

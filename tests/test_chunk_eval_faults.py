@@ -151,3 +151,13 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     proc.stdout.close()  # the reader is gone before the table is printed, as with `| head -0`
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0 and "Traceback" not in err, err
+
+
+def test_a_question_with_a_lone_surrogate_is_one_line_naming_its_position(tmp_path, toy, capsys):
+    """K1 (review 2026-12-02): a JSON escape such as "\\udce9" left in a question gave a UnicodeEncodeError."""
+    questions = [*QUESTIONS[:2], {**QUESTIONS[2], "question": "Where is the caf\udce9 kept?"}]
+    docs, path = write(tmp_path, questions=questions)
+    assert main([str(docs), str(path), *ARGS, "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "questions.jsonl line 3: question 'c' holds a lone surrogate" in err
+    assert "'\\udce9' at position 16" in err and "errors='replace'" in err

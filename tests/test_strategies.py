@@ -172,3 +172,34 @@ def test_register_rejects_bad_names(name, error):
 
 def test_chroma_preset_is_the_benchmarks_separator_list():
     assert SEPARATORS["chroma"] == [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " "]]
+
+
+class _Words:
+    """A tiny deterministic stand-in model for `semantic`: hashed word counts, never all zero."""
+
+    def encode(self, texts):
+        import zlib
+
+        import numpy as np
+
+        out = np.full((len(texts), 16), 0.05, dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(word.encode("utf-8", "surrogatepass")) % 15] += 1.0
+        return out
+
+
+VARIANTS = [f"{name}:32{option}" for name in ("fixed", "recursive", "markdown")
+            for option in ("", "?anchor=paragraph", "?pages=keep", "?anchor=paragraph&pages=keep")]
+VARIANTS += ["page:32", "sentence:3", "semantic:32", "semantic:32?method=cluster", "semantic:32?pages=keep"]
+
+
+@pytest.mark.parametrize("spec", VARIANTS)
+@pytest.mark.parametrize("text, position", [("caf\udce9", 3), (TEXT[:90] + "\ud800 and more.\fPage two.", 90)])
+def test_lone_surrogates_give_one_value_error_naming_the_position(spec, text, position):
+    """K1 (review 2026-12-02): 15 of these 17 variants raised a raw UnicodeEncodeError."""
+    assert len(VARIANTS) == 17
+    with pytest.raises(ValueError, match=rf"holds a lone surrogate '\\ud[8-f][0-9a-f]{{2}}' at position "
+                                         rf"{position} .*errors='replace'") as caught:
+        chunk_with(spec, text, model=_Words())
+    assert not isinstance(caught.value, UnicodeError)

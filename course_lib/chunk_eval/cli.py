@@ -16,7 +16,7 @@ from course_lib.chunk_eval.report import format_text, render_html
 from course_lib.chunk_eval.run import EvalReport, evaluate
 from course_lib.embed import DEFAULT_CACHE, cache_write_problem
 from course_lib.evaluation import METRIC_NAMES
-from course_lib.settings import OFFLINE_ENV, QUIET_ENV
+from course_lib.settings import OFFLINE_ENV
 from course_lib.stats import paired_interval
 
 __all__ = ["main"]
@@ -207,7 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `chunk-eval` command; returns the exit status (2 on bad input, with a one-line message; 130 on Ctrl-C)."""
     for name, value in OFFLINE_ENV.items():  # not QUIET_ENV's TQDM_DISABLE: the command's own bar is wanted
         os.environ.setdefault(name, value)
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", QUIET_ENV["HF_HUB_DISABLE_PROGRESS_BARS"])
     args = _parser().parse_args(argv)
     written: list[Path] = []
     try:

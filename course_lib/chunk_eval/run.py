@@ -40,7 +40,7 @@ from course_lib.late import pool_chunks
 from course_lib.retrieval import headed_texts
 from course_lib.spans import Chunk
 from course_lib.strategies import StrategySpec, chunk_with, parse_strategy
-from course_lib.tokens import get_encoding
+from course_lib.tokens import check_encodable, get_encoding
 
 __all__ = ["DEFAULT_SIZES", "EvalReport", "StrategyResult", "default_strategies", "evaluate"]
 
@@ -246,6 +246,11 @@ def evaluate(
     began = time.perf_counter()
     documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files)
     question_list = read_questions(questions, documents)
+    for q in question_list:  # a document's are found by the chunkers (chunk_with), a question's here
+        try:
+            check_encodable(q.question, f"{Path(questions).name} line {q.line}: question {q.id!r}")
+        except ValueError as error:
+            raise ChunkEvalError(str(error)) from None
     specs = _parse(strategies if strategies else default_strategies(documents))
     shared: dict[str, float] = {"reading": time.perf_counter() - began}
 
