@@ -156,7 +156,7 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: Any = None, *, name: str | None = None, late_overlap: int | None = None):
-        from course_lib.models import MODEL_NAME, load_embedding_model
+        from course_lib.models import MODEL_NAME, load_embedding_model, quiet_loading
 
         if model is None or isinstance(model, (str, Path)):
             if model is None:
@@ -171,7 +171,8 @@ class SentenceTransformerEmbedder:
                                      "(no modules.json or config.json in it)")
                 from sentence_transformers import SentenceTransformer
 
-                model = SentenceTransformer(str(folder), device="cpu")
+                with quiet_loading():
+                    model = SentenceTransformer(str(folder), device="cpu")
                 name = name or str(folder.resolve())
             name = f"{name}@{_model_files_digest(folder)}"
         self.model = model
