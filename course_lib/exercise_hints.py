@@ -101,6 +101,29 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Search a separator only inside the window, text.rfind(sep, start, end), so no chunk passes "
         "chunk_size; then end = split_at + 1 for '\\n#...' separators, else split_at + len(sep).",
     ),
+    # notebooks/06_late_chunking_xr12.ipynb
+    "Exercise 6.1": (
+        "A special token has an empty range (a == b); a token belongs to the chunk when its characters and "
+        "[start, end) share at least one character.",
+        "Keep token i when b > a and a < end and b > start; return (first kept, last kept + 1), or None.",
+    ),
+    "Exercise 6.2": (
+        "Start from section 3's printed plan: the first window keeps from 0, every later one starts `overlap` "
+        "tokens before the previous window's kept end, and keeps up to `overlap` tokens before its own end.",
+        "Loop while the last kept end is below n_tokens: keep_start = previous keep_end, start = keep_start - "
+        "overlap; if start + capacity reaches n_tokens, the last window is (n_tokens - capacity, n_tokens, "
+        "keep_start, n_tokens).",
+    ),
+    "Exercise 6.2 (choice)": (
+        "A kept token has at least `overlap` tokens of context on each side, so the context requirement sets a "
+        "smallest overlap. Now read the printed lines: how many times the handbook does that overlap read?",
+        "More overlap only reads more. If the smallest overlap that gives enough context already reads too "
+        "much, no overlap meets both requirements.",
+    ),
+    "Exercise 6.3": (
+        "Mix first, normalize afterwards: each row of the result must have length 1.",
+        "mixed = weight * late + (1 - weight) * naive; return mixed / np.linalg.norm(mixed, axis=1, keepdims=True).",
+    ),
     # notebooks/07_structure_aware_chunking.ipynb
     "Exercise 7.1": (
         "Chunk each section's text on its own, then move the offsets back into the whole text.",
@@ -212,6 +235,9 @@ HINTS: dict[str, tuple[str, ...]] = {
 
 # What a check compares with, by exercise: values the learner finds in the notebook's own outputs.
 EXPECTED: dict[str, dict[str, object]] = {
+    # notebooks/06_late_chunking_xr12.ipynb: the overlap that gives the handbook's 3,186 tokens in windows of
+    # 510 at least 100 tokens of context and reads at most 1.5 times them (at 100 it reads 1.60: none)
+    "Exercise 6.2": {"overlap": None},
     # notebooks/09_semantic_chunking.ipynb: the (strategy, budget) with the fewest vectors whose span recall
     # reaches 95% and whose paired interval against the best at that budget reaches 0 (results/size_sweep;
     # tests/test_exercise_expected_09.py recomputes it)
