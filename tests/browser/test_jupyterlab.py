@@ -1,9 +1,10 @@
 """The learner's main path in a real browser: JupyterLab on localhost, headless Chromium, Shift+Enter.
 
-Checked here: notebook 00, where `make lab` starts. The chunk playground has its own browser test
-(test_playground_widget.py, on a one-cell notebook) and the student edition too
-(test_student_edition_in_browser.py); `python scripts/browser_check.py` with no argument also runs notebook 07,
-which ends with the playground.
+Checked here: notebook 00 as committed (the instructor's executed copy), each cell's page output against
+its stored output. `make lab` opens the learner's copy of it (solutions removed), whose Run All is checked
+in test_student_edition_in_browser.py. The chunk playground has its own browser test
+(test_playground_widget.py, on a one-cell notebook); `python scripts/browser_check.py` with no argument also
+runs the first notebook with a widget, which ends with the playground.
 
 Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`). Without Chromium or
 the Playwright driver the test fails and says how to install them; it never skips.
