@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from course_lib.chunk_eval.inputs import TEXT_SUFFIXES, ChunkEvalError
@@ -111,7 +111,7 @@ def regressions(report: EvalReport, baseline: dict, name: str = "baseline") -> l
     return lines
 
 
-def _write_outputs(outputs: dict[Path, str], written: list[Path]) -> None:
+def _write_outputs(outputs: dict[Path, Iterable[str]], written: list[Path]) -> None:
     """Write every file under a hidden temporary name, then rename them in order, appending each to `written`.
 
     A failed or interrupted write leaves no temporary file and no half-written output; only a stop
@@ -123,7 +123,7 @@ def _write_outputs(outputs: dict[Path, str], written: list[Path]) -> None:
             temporary[path] = tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # registered before writing
             try:
                 with open(tmp, "w", encoding="utf-8") as handle:
-                    handle.write(content)
+                    handle.writelines(content)
                     handle.flush()
                     os.fsync(handle.fileno())
             except OSError as error:
@@ -221,11 +221,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                           model=args.model,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
                           quiet=args.quiet, on_warning=_warn)
-        contents = {}
+        contents: dict[Path, Iterable[str]] = {}
         if args.json is not None:
-            contents[args.json] = json.dumps(report.to_dict(), indent=1) + "\n"
+            contents[args.json] = report.json_pieces()  # made while written: never whole in memory
         if args.html is not None:
-            contents[args.html] = render_html(report)
+            contents[args.html] = [render_html(report)]
         print(format_text(report), flush=True)  # shown even if an output cannot be written
         _write_outputs(contents, written)
         if written:

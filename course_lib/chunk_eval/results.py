@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import json
+import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +81,11 @@ class EvalReport:
 
     def per_question_records(self) -> list[dict[str, Any]]:
         """The JSON `per_question`: each question's id, text and, per strategy, rank, metrics, cause, retrieved."""
+        return list(self._records())
+
+    def _records(self) -> Iterator[dict[str, Any]]:
+        """`per_question_records`, made one at a time."""
         by_path = {d.path: d for d in self.documents}
-        out = []
         for i, q in enumerate(self.questions):
             results = {}
             for r in self.results:
@@ -89,10 +95,24 @@ class EvalReport:
                     "cause": r.causes[i],
                     "retrieved": [_span_record(by_path[d], s, e) for d, s, e in r.retrieved[i]],
                 }
-            out.append({"id": q.id, "question": q.question, "results": results})
-        return out
+            yield {"id": q.id, "question": q.question, "results": results}
 
     def to_dict(self) -> dict[str, Any]:
+        return {**self._head(), "per_question": self.per_question_records()}
+
+    def json_pieces(self) -> Iterator[str]:
+        """`json.dumps(self.to_dict(), indent=1) + "\n"` piece by piece: one per-question record is made and
+        encoded at a time, so neither the records nor the whole text are ever held at once."""
+        head = json.dumps(self._head(), indent=1)
+        yield head[:-2] + ',\n "per_question": ['  # the head ends with "\n}"
+        empty = True
+        for record in self._records():
+            yield ("\n" if empty else ",\n") + textwrap.indent(json.dumps(record, indent=1), "  ")
+            empty = False
+        yield ("]" if empty else "\n ]") + "\n}\n"
+
+    def _head(self) -> dict[str, Any]:
+        """Every JSON key but `per_question`, in order."""
         return {
             "verdict": self.verdict.as_dict() if self.verdict is not None else None,
             "verdict_text": self.verdict_text(),
@@ -104,7 +124,6 @@ class EvalReport:
             "results": [r.to_dict() for r in self.results],
             "shared_seconds": {key: round(value, 2) for key, value in self.shared_seconds.items()},
             "cache": self.cache, "versions": self.versions, "inputs_sha256": self.inputs_sha256,
-            "per_question": self.per_question_records(),
         }
 
 

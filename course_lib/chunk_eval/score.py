@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ ONE_CHUNK_SHARE = 0.9  # warn when the median chunk holds at least this share of
 EASY_SHARE = 0.8  # warn when at least this share of the questions are hits for every strategy
 TOKENIZER = "cl100k_base"  # mean tokens and --budget are counted in cl100k tokens, as everywhere in the course
 QUERY_BATCH = 128  # questions ranked per matrix product
+QUESTION_BATCH = 256  # questions whose rankings exist at once (BM25 gives lists of ints: about 36 bytes a chunk)
 
 
 def _fuse(dense: np.ndarray, lexical: Sequence[int]) -> np.ndarray:
@@ -56,15 +57,20 @@ def _fuse(dense: np.ndarray, lexical: Sequence[int]) -> np.ndarray:
 
 
 def _rankings(spec: StrategySpec, texts: Sequence[str], vectors: np.ndarray | None, query_vectors: np.ndarray,
-              questions: Sequence[Question]) -> list[np.ndarray]:
-    """Each question's ranking of the chunk rows, best first: dense, BM25 (only the rows it scores) or fused."""
-    lexical = bm25_rankings(texts, [q.question for q in questions]) if spec.retrieval else None
-    if spec.retrieval == "bm25":
-        return [np.asarray(r, dtype=np.int64) for r in lexical]
-    dense = list(VectorIndex(vectors).rank(query_vectors, QUERY_BATCH))
-    if spec.retrieval == "hybrid":
-        return [_fuse(d, lex) for d, lex in zip(dense, lexical)]
-    return dense
+              questions: Sequence[Question]) -> Iterator[np.ndarray]:
+    """Each question's ranking of the chunk rows, best first: dense, BM25 (only the rows it scores) or fused.
+
+    Yielded one at a time, `QUESTION_BATCH` questions computed at once, so memory does not grow with the
+    number of questions (BM25's index is built again for each batch)."""
+    index = VectorIndex(vectors) if spec.retrieval != "bm25" else None
+    for b in range(0, len(questions), QUESTION_BATCH):
+        part = questions[b:b + QUESTION_BATCH]
+        lexical = bm25_rankings(texts, [q.question for q in part]) if spec.retrieval else None
+        if index is None:
+            yield from (np.asarray(r, dtype=np.int64) for r in lexical)
+            continue
+        dense = index.rank(query_vectors[b:b + QUESTION_BATCH], QUERY_BATCH)
+        yield from (_fuse(d, lex) for d, lex in zip(dense, lexical)) if lexical is not None else dense
 
 
 def _quote_groups(question: Question, by_path: dict[str, Document]) -> list[list[DocSpan]]:
