@@ -36,8 +36,9 @@ Every question whose answer is not wholly returned gets a cause (`course_lib.eva
 match wins): `wrong_document`, `split` (no chunk of the strategy holds a whole occurrence of each quote),
 `orphan` (the chunk that holds it opens with one of notebook 06's reference words), `self_contained`;
 counts per strategy, each with the fix the course teaches. Warnings (printed and in the JSON): a
-strategy whose median chunk holds 90% of its document, a quote found in two or more documents of a
-question without `document`, and a set where 80% of the questions are hits for every strategy.
+strategy whose median chunk holds 90% of its document, a quote found in two or more documents (one
+warning per quote, counting the questions without `document` that use it), and a set where 80% of the
+questions are hits for every strategy.
 
 Retrieval: dense by default; `bm25:X` ranks X's chunks by BM25 (`course_lib.retrieval.bm25_rankings`):
 a chunk that shares no word with the question is not ranked and counts as not retrieved for every
@@ -55,9 +56,13 @@ Vectors are cached on disk by model and text hash, so a repeated run embeds only
 The JSON holds `verdict`, `warnings`, `results` (one row per strategy), `per_question` (each question's
 id, text and, per strategy, rank, metrics, cause and the returned chunks as `{document, start, end}`,
 with `page_start`/`page_end` for paged documents), `versions` and `inputs_sha256`. `--baseline OLD.json`
-compares with such a file: not comparable (other inputs, question ids, k, budget or strategies) exits 2;
-a strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies below zero is
-printed on one line and the command exits 1 (a CI gate); otherwise 0.
+compares with such a file: not comparable (other inputs, question ids, k, budget or strategies) exits 2,
+and so does, before any work, a baseline the gate cannot trust: fewer than 2 questions, a per-question
+value that is not a number from 0 to 1, or a summary that is not the mean of its per-question values (a
+file edited or cut); a strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies
+below zero is printed on one line and the command exits 1 (a CI gate); otherwise 0. The JSON is written
+one question at a time, and rankings are kept for a batch of questions only, so memory grows with the
+questions by their results alone.
 
 The package is split by job: `inputs` (documents, questions, quote matching), `run` (the
 pipeline: chunk, plan, embed, score), `report` (table, figure, HTML) and `cli` (the command).
