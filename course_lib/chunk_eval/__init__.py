@@ -61,8 +61,7 @@ and so does, before any work, a baseline the gate cannot trust: fewer than 2 que
 value that is not a number from 0 to 1, or a summary that is not the mean of its per-question values (a
 file edited or cut); a strategy whose paired 95% interval of (new - baseline) on the verdict's metric lies
 below zero is printed on one line and the command exits 1 (a CI gate); otherwise 0. The JSON is written
-one question at a time, and rankings are kept for a batch of questions only, so memory grows with the
-questions by their results alone.
+one question at a time, and rankings are kept for a batch of questions only.
 
 The package is split by job: `inputs` (documents, questions, quote matching), `run` (the
 pipeline: chunk, plan, embed, score), `report` (table, figure, HTML) and `cli` (the command).
