@@ -186,6 +186,21 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The Marrow Valley answers are ranked second by both methods, yet only naive's reader receives them: four "
         "pairs of about 33 tokens fit in 150, one section of about 82 does.",
     ),
+    # notebooks/12_documents_with_pages.ipynb
+    "Exercise 12.1": (
+        "Split the folded quote into words; between two words, the text may hold any run of white space, and "
+        "a form feed is white space too.",
+        "Build a regular expression from the words: r'\\s+'.join(re.escape(w) for w in words); re.search gives "
+        "the first match, and its .start() and .end() are offsets into the text.",
+        "Fold first (normalize_quote(quote)), so a quote typed with the ligature 'ﬁ' matches 'fi'; return None "
+        "when the search finds nothing (and when the quote has no words).",
+    ),
+    "Exercise 12.2": (
+        "Count, over the pages, which line opens each one: a Counter of first lines. A page with no "
+        "non-blank line opens with nothing, and nothing is never a header.",
+        "The first non-blank line: next((line.strip() for line in page.split('\\n') if line.strip()), ''). "
+        "Keep every line whose count is at least share * len(pages).",
+    ),
     # notebooks/13_your_documents.ipynb
     "Exercise 13.1": (
         "The closest passage is in section 8 of the manual; copy words from it exactly.",
