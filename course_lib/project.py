@@ -29,6 +29,8 @@ NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
 # `Path("..") / "data"`, `"../data/x.md"`, `os.path.join("..", "data")`: a folder beside notebooks/
 PARENT_REFERENCE = re.compile(
     r"""Path\(\s*["']\.\.["']\s*\)\s*/\s*["']([^"'/]+)|["']\.\./([^"'/]+)|["']\.\.["']\s*,\s*["']([^"'/]+)""")
+# `](../docs/SOURCES.md#key)`: a Markdown link to a file in a folder beside notebooks/
+MARKDOWN_PARENT_LINK = re.compile(r"\]\(\.\./([^/)\s]+)/")
 COPY_IGNORE = shutil.ignore_patterns("cache", "__pycache__", ".ipynb_checkpoints", ".*")  # when copying folders
 
 
@@ -41,7 +43,8 @@ def course_notebooks() -> list[Path]:
 
 
 def folders_beside(notebooks: list[Path]) -> list[str]:
-    """The folders next to notebooks/ that the notebooks' code reads through `..` (e.g. data, results)."""
+    """The folders next to notebooks/ that the notebooks' code reads through `..` (e.g. data, results),
+    and that their Markdown links point into (e.g. docs, for the sources' keys)."""
     import nbformat  # deferred: only the build scripts need it
 
     names = set()
@@ -49,6 +52,8 @@ def folders_beside(notebooks: list[Path]) -> list[str]:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "code":
                 names.update(n for match in PARENT_REFERENCE.findall(cell.source) for n in match if n)
+            elif cell.cell_type == "markdown":
+                names.update(MARKDOWN_PARENT_LINK.findall(cell.source))
     return sorted(n for n in names if n not in ("build", "notebooks") and (ROOT / n).is_dir())
 
 

@@ -6,7 +6,8 @@ Writes OUT/notebooks/NN_name.ipynb and copies the folders the notebooks read thr
 (data/, results/) beside them, so their relative paths work unchanged. In each cell tagged
 `solution`, the lines from `# BEGIN SOLUTION` to `# END SOLUTION` become
 `raise NotImplementedError(...)` at the same indentation; the cell is no longer collapsed, and its
-outputs and those of its self-check cell (the next code cell) are cleared. A notebook that breaks
+outputs and those of its self-check cell (the next code cell) are cleared; cells tagged `guard` (hidden
+checks that keep the prose true) are left out. A notebook that breaks
 the exercise format of CONTRIBUTING.md is an error.
 """
 
@@ -107,7 +108,8 @@ def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
             stub_source(cell.source, current)
         except FormatError as error:
             raise FormatError(f"{where} ({current}): {error}") from None
-        check = next((j for j in range(index + 1, len(cells)) if cells[j].cell_type == "code"), None)
+        check = next((j for j in range(index + 1, len(cells)) if cells[j].cell_type == "code" and not is_guard(cells[j])),
+                     None)
         if check is None or "solution" in cells[check].metadata.get("tags", []) or "check_" not in cells[check].source:
             raise FormatError(f"{where} ({current}): the next code cell must call a self-check "
                               "from course_lib.exercises")
@@ -116,6 +118,11 @@ def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
     if current is not None and current not in solved:
         raise FormatError(f"{current} has no code cell tagged `solution`")
     return exercises
+
+
+def is_guard(cell: nbformat.NotebookNode) -> bool:
+    """A hidden cell that keeps the prose true (tagged `guard`): nbval runs it; learners never see it."""
+    return cell.cell_type == "code" and "guard" in cell.metadata.get("tags", [])
 
 
 def _clear(cell: nbformat.NotebookNode) -> None:
@@ -136,6 +143,7 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.metadata.pop("jupyter", None)
         _clear(cell)
         _clear(student.cells[exercise.check])
+    student.cells = [cell for cell in student.cells if not is_guard(cell)]
     return student
 
 

@@ -149,8 +149,9 @@ def test_the_student_cell_is_shown_and_the_exercise_outputs_cleared():
 def test_the_folders_the_notebooks_read_are_found(tmp_path):
     path = tmp_path / "01_x.ipynb"
     nbformat.write(_notebook(("code", 'DATA = Path("..") / "data"\nx = open("../nope/a.txt")', None),
-                             ("md", 'Path("..") / "results"', None)), path)
-    assert edition.folders_beside([path]) == ["data"], "only existing folders, only from code cells"
+                             ("md", 'Path("..") / "results" and [a key](../docs/SOURCES.md#key)', None)), path)
+    assert edition.folders_beside([path]) == ["data", "docs"], (
+        "only existing folders: read by code cells, or linked to from Markdown")
 
 
 def test_every_notebook_has_exercises_and_a_student_copy(student_dir):
@@ -396,3 +397,13 @@ def test_a_wrong_solution_still_fails_in_the_instructor_edition(tmp_path):
     errors = [o for o in run(small, ROOT / "notebooks").cells[next(iter(checks))].outputs if o.output_type == "error"]
     assert errors and errors[0].ename == "SelfCheckError" and "returned -1" in errors[0].evalue
     assert "Traceback" not in "".join(errors[0].traceback), "shown as plain text, not as a traceback"
+
+
+def test_guard_cells_are_left_out_of_the_student_edition():
+    guard = nbformat.v4.new_code_cell("assert answer == 42, 'the text says 42'")
+    guard.metadata["tags"] = ["guard"]
+    notebook = _notebook(("code", "answer = 42", None))
+    notebook.cells.insert(1, guard)
+    student = edition.student_notebook(notebook)
+    assert all("guard" not in c.metadata.get("tags", []) for c in student.cells)
+    assert [c.source for c in student.cells] == ["answer = 42"]
