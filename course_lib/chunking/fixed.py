@@ -189,11 +189,6 @@ def _fixed_spans(
     return _Windows(measure, a, b, size, overlap, stripped).spans()
 
 
-def _check_anchor(anchor: Any) -> None:
-    if anchor is not None and anchor not in ANCHORS:
-        raise ValueError(f"anchor={anchor!r}: use None (no anchor) or one of {', '.join(map(repr, ANCHORS))}")
-
-
 def _paragraph_starts(measure: _Measure, a: int, b: int) -> list[int]:
     """Where each paragraph of [a, b) after the first starts (after a blank line), never inside a
     user-perceived character."""
@@ -258,8 +253,7 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
     Taught in notebooks/03_fixed_size_and_overlap.ipynb, section 3 (the library version of
     the token windows cut by hand in section 2).
     """
-    _validate(text, size, overlap)
-    _check_anchor(anchor)
+    _check_chunker_args(text, size, overlap, anchor)
     if not text.strip():
         return []
     measure = _Measure(text, resolve_tokenizer(tokenizer))
@@ -273,3 +267,14 @@ def fixed_size_chunks(text: str, size: int, overlap: int = 0, tokenizer: Any = "
                                "option anchor=paragraph")
 def _fixed(text: str, size: int, overlap: int, anchor: str | None = None) -> list[Chunk]:
     return fixed_size_chunks(text, size, overlap, tokenizer=TOKENIZER, anchor=anchor)
+
+
+def _check_chunker_args(text: Any, size: Any, overlap: Any, anchor: Any) -> None:
+    """The argument checks of `fixed_size_chunks` and `recursive_chunks`: `_validate`, then `anchor`."""
+    _validate(text, size, overlap)
+    _check_anchor(anchor)
+
+
+def _check_anchor(anchor: Any) -> None:
+    if anchor is not None and anchor not in ANCHORS:
+        raise ValueError(f"anchor={anchor!r}: use None (no anchor) or one of {', '.join(map(repr, ANCHORS))}")

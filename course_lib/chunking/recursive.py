@@ -18,8 +18,8 @@ from typing import Any, Union
 
 import regex
 
-from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip, _validate
-from course_lib.chunking.fixed import ANCHORS, _check_anchor, _fixed_spans, _paragraphs
+from course_lib.chunking._measure import Chunk, _make_chunk, _Measure, _strip
+from course_lib.chunking.fixed import ANCHORS, _check_chunker_args, _fixed_spans, _paragraphs
 from course_lib.chunking.registry import TOKENIZER, choice, register_strategy
 from course_lib.chunking.sentences import SENTENCE_END, _sentence_rules, _SentenceEnds
 from course_lib.tokens import resolve_tokenizer
@@ -254,8 +254,7 @@ def recursive_chunks(
     Taught in notebooks/04_recursive_splitting.ipynb, section 5 (the library version of
     the hand-built `hand_chunks`).
     """
-    _validate(text, size, overlap)
-    _check_anchor(anchor)
+    _check_chunker_args(text, size, overlap, anchor)
     patterns = _resolve_separators(separators)
     if not text.strip():
         return []
