@@ -80,13 +80,8 @@ def tokenize_document(model: SentenceTransformer, text: str) -> DocumentTokens:
 
     Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
-    tokenizer = model.tokenizer
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("the model's tokenizer is not a fast (Rust) tokenizer, so it has no offset mapping; "
-                         "load the model with a fast tokenizer")
-    enc = tokenizer(text, add_special_tokens=True, truncation=False, return_offsets_mapping=True,
+    _check_tokenize_document_args(model, text)
+    enc = model.tokenizer(text, add_special_tokens=True, truncation=False, return_offsets_mapping=True,
                     return_special_tokens_mask=True, verbose=False)
     ids, special, offsets = enc["input_ids"], enc["special_tokens_mask"], enc["offset_mapping"]
     content = [i for i, s in enumerate(special) if not s]  # the special tokens sit before and after them
@@ -141,17 +136,7 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
 
     Taught in notebooks/06_late_chunking_xr12.ipynb, section 4.
     """
-    for name, value in (("n_tokens", n_tokens), ("capacity", capacity), ("overlap", overlap)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if n_tokens < 0 or capacity < 1:
-        raise ValueError(f"need n_tokens >= 0 and capacity >= 1, got n_tokens={n_tokens}, capacity={capacity}")
-    if overlap < 0 or 2 * overlap >= capacity:
-        raise ValueError(
-            f"overlap={overlap} does not fit a window of {capacity} content tokens: each window keeps its middle "
-            f"{capacity} - 2 * overlap tokens, which must be at least 1; use 0 <= overlap < {(capacity + 1) // 2}, "
-            f"e.g. overlap={default_overlap(capacity)}"
-        )
+    _check_macro_windows_args(n_tokens, capacity, overlap)
     if n_tokens <= capacity:
         return [MacroWindow(0, n_tokens, 0, n_tokens)]
     windows = [MacroWindow(0, capacity, 0, capacity - overlap)]
@@ -191,19 +176,6 @@ def check_mean_pooling(model: SentenceTransformer) -> None:
     if extra or k != 1:
         raise ValueError(f"modules {names} are not supported: late chunking here expects transformer -> "
                          "Pooling -> (Normalize), so that pooled token vectors live in the model's space")
-
-
-def _check_window(model: SentenceTransformer, doc: DocumentTokens, window: Any) -> int:
-    positions = int(model[0].auto_model.config.max_position_embeddings)
-    if window is None:
-        window = min(int(model.max_seq_length), positions)
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
-        raise TypeError(f"window must be an int or None, not {type(window).__name__}")
-    specials = len(doc.prefix) + len(doc.suffix)
-    if not specials < window <= positions:
-        raise ValueError(f"window={window} must be between {specials + 1} (the {specials} special tokens plus one) "
-                         f"and {positions} (the model's position table); use e.g. window={min(512, positions)}")
-    return int(window)
 
 
 def _kept_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int, overlap: int | None,
@@ -282,9 +254,7 @@ def late_chunk_embeddings(
     """
     check_mean_pooling(model)
     doc = tokenize_document(model, text)
-    window = _check_window(model, doc, window)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size={batch_size!r} must be a positive int (windows per forward pass), e.g. 8")
+    window = _check_late_chunk_args(model, doc, window, batch_size)
     ranges = np.array(content_token_ranges(doc, text, chunks), dtype=np.int64).reshape(-1, 2)
     sums = np.zeros((len(ranges), model[0].auto_model.config.hidden_size))
     if len(ranges):
@@ -306,6 +276,57 @@ def naive_chunk_embeddings(model: SentenceTransformer, chunks: Sequence[Chunk | 
 
     Taught in notebooks/06_late_chunking_xr12.ipynb, section 1.
     """
+    texts = _check_naive_chunk_args(model, chunks)  # each chunk's text
+    if not texts:
+        return np.empty((0, model[0].auto_model.config.hidden_size), dtype=np.float32)
+    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+# ---------------------------------------------------------------------------
+# Argument checks: the error messages of the functions above, kept out of their way
+# ---------------------------------------------------------------------------
+
+
+def _check_tokenize_document_args(model: SentenceTransformer, text: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if not getattr(model.tokenizer, "is_fast", False):
+        raise ValueError("the model's tokenizer is not a fast (Rust) tokenizer, so it has no offset mapping; "
+                         "load the model with a fast tokenizer")
+
+
+def _check_macro_windows_args(n_tokens: Any, capacity: Any, overlap: Any) -> None:
+    for name, value in (("n_tokens", n_tokens), ("capacity", capacity), ("overlap", overlap)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if n_tokens < 0 or capacity < 1:
+        raise ValueError(f"need n_tokens >= 0 and capacity >= 1, got n_tokens={n_tokens}, capacity={capacity}")
+    if overlap < 0 or 2 * overlap >= capacity:
+        raise ValueError(
+            f"overlap={overlap} does not fit a window of {capacity} content tokens: each window keeps its middle "
+            f"{capacity} - 2 * overlap tokens, which must be at least 1; use 0 <= overlap < {(capacity + 1) // 2}, "
+            f"e.g. overlap={default_overlap(capacity)}"
+        )
+
+
+def _check_late_chunk_args(model: SentenceTransformer, doc: DocumentTokens, window: Any, batch_size: Any) -> int:
+    """The model input length to use (the model's own if `window` is None), once it and `batch_size` are checked."""
+    positions = int(model[0].auto_model.config.max_position_embeddings)
+    if window is None:
+        window = min(int(model.max_seq_length), positions)
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
+        raise TypeError(f"window must be an int or None, not {type(window).__name__}")
+    specials = len(doc.prefix) + len(doc.suffix)
+    if not specials < window <= positions:
+        raise ValueError(f"window={window} must be between {specials + 1} (the {specials} special tokens plus one) "
+                         f"and {positions} (the model's position table); use e.g. window={min(512, positions)}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r} must be a positive int (windows per forward pass), e.g. 8")
+    return int(window)
+
+
+def _check_naive_chunk_args(model: SentenceTransformer, chunks: Any) -> list[str]:
+    """Each chunk's text, once none is empty or longer than the model reads."""
     if isinstance(chunks, (str, Chunk)):
         raise TypeError("chunks must be a sequence of Chunks or strings; wrap a single one in a list")
     texts = []
@@ -316,14 +337,12 @@ def naive_chunk_embeddings(model: SentenceTransformer, chunks: Sequence[Chunk | 
         if not t.strip():
             raise ValueError(f"chunks[{i}] is empty or whitespace; drop it before embedding")
         texts.append(t)
-    if not texts:
-        return np.empty((0, model[0].auto_model.config.hidden_size), dtype=np.float32)
-    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
-    for i, n in enumerate(lengths):
+    encoded = model.tokenizer(texts, truncation=False, verbose=False)["input_ids"] if texts else []
+    for i, n in enumerate(len(ids) for ids in encoded):
         if n > model.max_seq_length:
             raise ValueError(
                 f"chunks[{i}] takes {n} tokens with its special tokens, more than model.max_seq_length="
                 f"{model.max_seq_length}: model.encode would silently drop the rest. Raise max_seq_length "
                 "(up to 512 for all-MiniLM-L6-v2) or chunk smaller"
             )
-    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    return texts
