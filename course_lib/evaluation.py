@@ -73,43 +73,13 @@ METRIC_NAMES: tuple[str, ...] = ("recall_at_k", "mrr", "ndcg_at_10", "span_recal
 # ---------------------------------------------------------------------------
 
 
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, not {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"k={k}: look at least one result; use k >= 1")
-    return int(k)
-
-
-def _check_ranking(ranking: Any) -> list:
-    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
-        raise TypeError(f"ranking must be a sequence of ids, best first, not {type(ranking).__name__}")
-    ranking = list(ranking)
-    seen = set()
-    for item in ranking:
-        if item in seen:
-            raise ValueError(f"ranking lists {item!r} twice; remove duplicates (keep the first) before scoring")
-        seen.add(item)
-    return ranking
-
-
-def _check_relevant(relevant: Any) -> set:
-    if isinstance(relevant, (str, bytes)) or not isinstance(relevant, Iterable):
-        raise TypeError(f"relevant must be a collection of ids, not {type(relevant).__name__}")
-    relevant = set(relevant)
-    if not relevant:
-        raise ValueError("relevant is empty: the metric is undefined; leave out queries with no relevant item")
-    return relevant
-
-
 def recall_at_k(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
     """Share of the relevant ids found among the first `k` of `ranking` (0..1).
 
     Taught in notebooks/08_measuring_chunkers.ipynb, section 1 (first used in
     notebooks/06_late_chunking_xr12.ipynb, section 3).
     """
-    k = _check_k(k)
-    ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
+    k, ranking, relevant = _check_k(k), _check_ranking(ranking), _check_relevant(relevant)
     return len(relevant.intersection(ranking[:k])) / len(relevant)
 
 
@@ -118,9 +88,7 @@ def reciprocal_rank(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k
 
     Taught in notebooks/08_measuring_chunkers.ipynb, section 1.
     """
-    if k is not None:
-        k = _check_k(k)
-    ranking, relevant = _check_ranking(ranking), _check_relevant(relevant)
+    k, ranking, relevant = _check_k(k, optional=True), _check_ranking(ranking), _check_relevant(relevant)
     for rank, item in enumerate(ranking[:k], start=1):
         if item in relevant:
             return 1.0 / rank
@@ -132,12 +100,7 @@ def mrr(rankings: Sequence[Sequence[Hashable]], relevants: Sequence[Iterable[Has
 
     Taught in notebooks/08_measuring_chunkers.ipynb, section 1.
     """
-    rankings, relevants = list(rankings), list(relevants)
-    if len(rankings) != len(relevants):
-        raise ValueError(f"rankings has {len(rankings)} queries but relevants has {len(relevants)}; "
-                         "pass one set of relevant ids per ranking")
-    if not rankings:
-        raise ValueError("rankings is empty; pass at least one query")
+    rankings, relevants = _check_mrr_args(rankings, relevants)
     return float(np.mean([reciprocal_rank(r, rel, k) for r, rel in zip(rankings, relevants)]))
 
 
@@ -152,34 +115,12 @@ def ndcg_at_k(ranking: Sequence[Hashable], relevance: Mapping[Hashable, float] |
     Taught in notebooks/08_measuring_chunkers.ipynb, section 1 (first used in
     notebooks/07_structure_aware_chunking.ipynb, section 3).
     """
-    k = _check_k(k)
-    ranking = _check_ranking(ranking)
-    if isinstance(relevance, Mapping):
-        grades = {}
-        for item, grade in relevance.items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, float, np.integer, np.floating)):
-                raise TypeError(f"relevance[{item!r}] must be a number, not {type(grade).__name__}")
-            if not grade >= 0:  # also rejects NaN
-                raise ValueError(f"relevance[{item!r}] = {grade}: grades must be >= 0 (0 = not relevant)")
-            grades[item] = float(grade)
-    else:
-        grades = dict.fromkeys(_check_relevant(relevance), 1.0)
+    k, ranking, grades = _check_k(k), _check_ranking(ranking), _check_grades(relevance)  # grades: {id: grade}
     ideal = sorted(grades.values(), reverse=True)[:k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     idcg = float(np.dot(ideal, discounts[: len(ideal)]))
-    if idcg == 0:
-        raise ValueError("relevance has no grade above 0: nDCG is undefined; leave out queries with nothing relevant")
     gains = [grades.get(item, 0.0) for item in ranking[:k]]
     return float(np.dot(gains, discounts[: len(gains)])) / idcg
-
-
-def _check_budget(token_counts: Any, budget: Any) -> None:
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
-    if budget < 1:
-        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
-    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
-        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
 
 
 def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
@@ -193,15 +134,10 @@ def budget_cutoff(token_counts: Sequence[int], budget: int) -> int:
     Taught in notebooks/09_semantic_chunking.ipynb, section 5; used in the exercises of
     notebooks/05_overlap_cost_arithmetic.ipynb and notebooks/08_measuring_chunkers.ipynb.
     """
-    _check_budget(token_counts, budget)
-    counts = list(token_counts)
-    if not counts:
-        raise ValueError("token_counts is empty: nothing was retrieved; pass at least one chunk's size")
+    counts = _check_budget(token_counts, budget)
     total = 0
     for i, n in enumerate(counts):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"token_counts[{i}] = {n!r}: each count must be an int >= 0")
-        total += int(n)
+        total += _checked_count(i, n)  # checked one by one: counts after the cut are not looked at
         if total > budget:
             return max(i, 1)
     return len(counts)
@@ -217,15 +153,14 @@ def exact_budget(token_counts: Sequence[int], budget: int) -> list[int]:
     `token_counts[i]` is the size of the chunk at rank i in cl100k_base tokens; cut the last chunk
     at its token boundary with `token_prefix_end`. An empty ranking returns `[]`.
     """
-    _check_budget(token_counts, budget)
+    counts = _check_budget(token_counts, budget, empty_ok=True)
     taken: list[int] = []
     left = int(budget)
-    for i, n in enumerate(token_counts):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"token_counts[{i}] = {n!r}: each count must be an int >= 0")
+    for i, n in enumerate(counts):
+        n = _checked_count(i, n)  # checked one by one: counts after the cut are not looked at
         if left == 0:
             break
-        taken.append(min(int(n), left))
+        taken.append(min(n, left))
         left -= taken[-1]
     return taken
 
@@ -238,10 +173,7 @@ def token_prefix_end(text: str, n_tokens: int, tokenizer: Any = "cl100k_base") -
     """
     from course_lib.tokens import resolve_tokenizer
 
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 0:
-        raise ValueError(f"n_tokens={n_tokens!r} must be an int >= 0")
+    _check_token_prefix_end_args(text, n_tokens)
     bounds = resolve_tokenizer(tokenizer).token_bounds(text)
     if bounds is None:
         raise ValueError(f"tokenizer {tokenizer!r} only counts tokens; use one that gives token offsets")
@@ -256,24 +188,6 @@ def token_prefix_end(text: str, n_tokens: int, tokenizer: Any = "cl100k_base") -
 # ---------------------------------------------------------------------------
 
 SpanLike = Union[DocSpan, tuple[int, int]]  # (doc, start, end), or (start, end) in one unnamed document
-
-
-def _span(label: str, span: Any) -> tuple[Hashable, int, int]:
-    if not isinstance(span, (tuple, list)) or len(span) not in (2, 3):
-        raise TypeError(f"{label} = {span!r}: use a (doc, start, end) or (start, end) tuple")
-    doc, start, end = span if len(span) == 3 else (None, *span)
-    for value in (start, end):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{label} = {span!r}: start and end must be ints")
-    if not 0 <= start < end:
-        raise ValueError(f"{label} = {span!r}: need 0 <= start < end (a non-empty character range)")
-    return doc, int(start), int(end)
-
-
-def _spans(name: str, spans: Any) -> list[tuple[Hashable, int, int]]:
-    if isinstance(spans, (str, bytes)) or not isinstance(spans, Iterable):
-        raise TypeError(f"{name} must be a list of (doc, start, end) or (start, end) tuples")
-    return [_span(f"{name}[{i}]", span) for i, span in enumerate(spans)]
 
 
 def _union(spans: Iterable[tuple[Hashable, int, int]]) -> list[tuple[Hashable, int, int]]:
@@ -301,24 +215,6 @@ def _intersection(a: list[tuple[Hashable, int, int]], b: list[tuple[Hashable, in
     return total
 
 
-def _chunk_span(label: str, chunk: Any) -> tuple[Hashable, int, int]:
-    """A `Chunk` (anything with `start` and `end`, no document) or a span tuple, as (doc, start, end)."""
-    if not isinstance(chunk, (tuple, list)) and hasattr(chunk, "start") and hasattr(chunk, "end"):
-        return _span(label, (chunk.start, chunk.end))
-    if not isinstance(chunk, (tuple, list)):
-        raise TypeError(f"{label} = {chunk!r}: use a Chunk, or a (doc, start, end) or (start, end) tuple")
-    return _span(label, chunk)
-
-
-def _one_naming(chunks: list[tuple[Hashable, int, int]], references: list[tuple[Hashable, int, int]],
-                name: str) -> None:
-    named = {doc is not None for doc, _, _ in chunks} | {doc is not None for doc, _, _ in references}
-    if len(named) > 1:
-        raise ValueError(f"{name} and references mix (start, end) ranges with (doc, start, end) spans, so the "
-                         "ranges without a document can never overlap the named ones; give every span its "
-                         "document, or none")
-
-
 def _overlaps(chunk: tuple[Hashable, int, int], references: list[tuple[Hashable, int, int]]) -> bool:
     doc, start, end = chunk
     return any(rdoc == doc and start < rend and rstart < end for rdoc, rstart, rend in references)
@@ -336,9 +232,7 @@ def overlaps_any(chunk: Any, references: Iterable[SpanLike]) -> bool:
     then checked against this function); used in notebooks/07_structure_aware_chunking.ipynb,
     section 1.
     """
-    span = _chunk_span("chunk", chunk)
-    refs = _spans("references", references)
-    _one_naming([span], refs, "chunk")
+    span, refs = _check_overlaps_any_args(chunk, references)
     return _overlaps(span, refs)
 
 
@@ -353,12 +247,7 @@ def overlapping_indices(chunks: Iterable[Any], references: Iterable[SpanLike]) -
     notebooks/07_structure_aware_chunking.ipynb, section 3, notebooks/08_measuring_chunkers.ipynb,
     section 5, and notebooks/10_context_for_chunks.ipynb, section 1.
     """
-    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Iterable):
-        raise TypeError(f"chunks must be a list of Chunks or (doc, start, end) / (start, end) tuples, "
-                        f"not {type(chunks).__name__}")
-    spans = [_chunk_span(f"chunks[{i}]", c) for i, c in enumerate(chunks)]
-    refs = _spans("references", references)
-    _one_naming(spans, refs, "chunks")
+    spans, refs = _check_overlapping_indices_args(chunks, references)
     return [i for i, span in enumerate(spans) if _overlaps(span, refs)]
 
 
@@ -381,11 +270,7 @@ def span_scores(retrieved: Sequence[SpanLike], references: Sequence[SpanLike]) -
 
     Taught in notebooks/08_measuring_chunkers.ipynb, section 2.
     """
-    retrieved, references = _spans("retrieved", retrieved), _spans("references", references)
-    if not references:
-        raise ValueError("references is empty: the scores are undefined; leave out questions with no excerpt")
-    if not retrieved:
-        raise ValueError("retrieved is empty; pass the chunks the retriever returned (at least one)")
+    retrieved, references = _check_span_scores_args(retrieved, references)
     reference_chars = _length(_union(references))
     covered = _intersection(retrieved, references)
     retrieved_chars = _length(retrieved)
@@ -404,9 +289,7 @@ def precision_omega(chunks: Sequence[SpanLike], references: Sequence[SpanLike]) 
 
     Taught in notebooks/08_measuring_chunkers.ipynb, section 2.
     """
-    chunks, references = _spans("chunks", chunks), _spans("references", references)
-    if not references:
-        raise ValueError("references is empty: precision-omega is undefined; leave out questions with no excerpt")
+    chunks, references = _check_precision_omega_args(chunks, references)
     refs = _union(references)
     by_doc: dict[Hashable, list[tuple[int, int]]] = {}
     for doc, start, end in refs:
@@ -596,12 +479,7 @@ class VectorIndex:
         Returns `(ids, scores)`: `ids[q]` is a list of ids best first and `scores[q]` the
         matching float32 cosines. `k` larger than the index returns every vector.
         """
-        k = _check_k(k)
-        q = np.asarray(queries)
-        q = unit_rows("queries", q[None, :] if q.ndim == 1 else q)
-        if q.shape[1] != self.dim:
-            raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
-                             "embed queries with the same model as the vectors")
+        k, q = _check_k(k), _check_queries(self, queries)
         scores = q @ self.vectors.T
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         top = np.take_along_axis(scores, order, axis=1)
@@ -613,15 +491,181 @@ class VectorIndex:
         `search`'s order without a cut-off, computed `batch_size` queries per matrix product, so
         memory stays at `batch_size` x `len(self)` scores however many queries there are.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size={batch_size!r} must be a positive int (queries per matrix product)")
-        q = np.asarray(queries)
-        q = unit_rows("queries", q[None, :] if q.ndim == 1 else q)
-        if q.shape[1] != self.dim:
-            raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {self.dim}; "
-                             "embed queries with the same model as the vectors")
-        return self._rankings(q, batch_size)
+        return self._rankings(_check_rank_args(self, queries, batch_size), batch_size)
 
     def _rankings(self, q: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
         for b in range(0, len(q), batch_size):
             yield from np.argsort(-(q[b:b + batch_size] @ self.vectors.T), axis=1, kind="stable")
+
+
+# ---------------------------------------------------------------------------
+# Argument checks: the error messages of the functions above, kept out of their way
+# ---------------------------------------------------------------------------
+
+
+def _check_k(k: Any, *, optional: bool = False) -> int | None:
+    if optional and k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, not {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k={k}: look at least one result; use k >= 1")
+    return int(k)
+
+
+def _check_ranking(ranking: Any) -> list:
+    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
+        raise TypeError(f"ranking must be a sequence of ids, best first, not {type(ranking).__name__}")
+    ranking = list(ranking)
+    seen = set()
+    for item in ranking:
+        if item in seen:
+            raise ValueError(f"ranking lists {item!r} twice; remove duplicates (keep the first) before scoring")
+        seen.add(item)
+    return ranking
+
+
+def _check_relevant(relevant: Any) -> set:
+    if isinstance(relevant, (str, bytes)) or not isinstance(relevant, Iterable):
+        raise TypeError(f"relevant must be a collection of ids, not {type(relevant).__name__}")
+    relevant = set(relevant)
+    if not relevant:
+        raise ValueError("relevant is empty: the metric is undefined; leave out queries with no relevant item")
+    return relevant
+
+
+def _check_mrr_args(rankings: Any, relevants: Any) -> tuple[list, list]:
+    rankings, relevants = list(rankings), list(relevants)
+    if len(rankings) != len(relevants):
+        raise ValueError(f"rankings has {len(rankings)} queries but relevants has {len(relevants)}; "
+                         "pass one set of relevant ids per ranking")
+    if not rankings:
+        raise ValueError("rankings is empty; pass at least one query")
+    return rankings, relevants
+
+
+def _check_grades(relevance: Any) -> dict[Hashable, float]:
+    """`relevance` as `{id: grade}`: a mapping's grades checked, each id of a collection graded 1."""
+    if not isinstance(relevance, Mapping):
+        return dict.fromkeys(_check_relevant(relevance), 1.0)
+    grades = {}
+    for item, grade in relevance.items():
+        if isinstance(grade, bool) or not isinstance(grade, (int, float, np.integer, np.floating)):
+            raise TypeError(f"relevance[{item!r}] must be a number, not {type(grade).__name__}")
+        if not grade >= 0:  # also rejects NaN
+            raise ValueError(f"relevance[{item!r}] = {grade}: grades must be >= 0 (0 = not relevant)")
+        grades[item] = float(grade)
+    if not any(grade > 0 for grade in grades.values()):
+        raise ValueError("relevance has no grade above 0: nDCG is undefined; leave out queries with nothing relevant")
+    return grades
+
+
+def _check_budget(token_counts: Any, budget: Any, *, empty_ok: bool = False) -> list:
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise TypeError(f"budget must be an int (cl100k tokens), not {type(budget).__name__}")
+    if budget < 1:
+        raise ValueError(f"budget={budget}: allow at least one token; use budget >= 1")
+    if isinstance(token_counts, (str, bytes)) or not isinstance(token_counts, Iterable):
+        raise TypeError("token_counts must be a sequence of ints, one per ranked chunk, best first")
+    counts = list(token_counts)
+    if not counts and not empty_ok:
+        raise ValueError("token_counts is empty: nothing was retrieved; pass at least one chunk's size")
+    return counts
+
+
+def _checked_count(i: int, n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"token_counts[{i}] = {n!r}: each count must be an int >= 0")
+    return int(n)
+
+
+def _check_token_prefix_end_args(text: Any, n_tokens: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 0:
+        raise ValueError(f"n_tokens={n_tokens!r} must be an int >= 0")
+
+
+def _span(label: str, span: Any) -> tuple[Hashable, int, int]:
+    if not isinstance(span, (tuple, list)) or len(span) not in (2, 3):
+        raise TypeError(f"{label} = {span!r}: use a (doc, start, end) or (start, end) tuple")
+    doc, start, end = span if len(span) == 3 else (None, *span)
+    for value in (start, end):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{label} = {span!r}: start and end must be ints")
+    if not 0 <= start < end:
+        raise ValueError(f"{label} = {span!r}: need 0 <= start < end (a non-empty character range)")
+    return doc, int(start), int(end)
+
+
+def _spans(name: str, spans: Any) -> list[tuple[Hashable, int, int]]:
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Iterable):
+        raise TypeError(f"{name} must be a list of (doc, start, end) or (start, end) tuples")
+    return [_span(f"{name}[{i}]", span) for i, span in enumerate(spans)]
+
+
+def _chunk_span(label: str, chunk: Any) -> tuple[Hashable, int, int]:
+    """A `Chunk` (anything with `start` and `end`, no document) or a span tuple, as (doc, start, end)."""
+    if not isinstance(chunk, (tuple, list)) and hasattr(chunk, "start") and hasattr(chunk, "end"):
+        return _span(label, (chunk.start, chunk.end))
+    if not isinstance(chunk, (tuple, list)):
+        raise TypeError(f"{label} = {chunk!r}: use a Chunk, or a (doc, start, end) or (start, end) tuple")
+    return _span(label, chunk)
+
+
+def _one_naming(chunks: list[tuple[Hashable, int, int]], references: list[tuple[Hashable, int, int]],
+                name: str) -> None:
+    named = {doc is not None for doc, _, _ in chunks} | {doc is not None for doc, _, _ in references}
+    if len(named) > 1:
+        raise ValueError(f"{name} and references mix (start, end) ranges with (doc, start, end) spans, so the "
+                         "ranges without a document can never overlap the named ones; give every span its "
+                         "document, or none")
+
+
+def _check_overlaps_any_args(chunk: Any, references: Any) -> tuple[tuple[Hashable, int, int], list]:
+    span = _chunk_span("chunk", chunk)
+    refs = _spans("references", references)
+    _one_naming([span], refs, "chunk")
+    return span, refs
+
+
+def _check_overlapping_indices_args(chunks: Any, references: Any) -> tuple[list, list]:
+    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Iterable):
+        raise TypeError(f"chunks must be a list of Chunks or (doc, start, end) / (start, end) tuples, "
+                        f"not {type(chunks).__name__}")
+    spans = [_chunk_span(f"chunks[{i}]", c) for i, c in enumerate(chunks)]
+    refs = _spans("references", references)
+    _one_naming(spans, refs, "chunks")
+    return spans, refs
+
+
+def _check_span_scores_args(retrieved: Any, references: Any) -> tuple[list, list]:
+    retrieved, references = _spans("retrieved", retrieved), _spans("references", references)
+    if not references:
+        raise ValueError("references is empty: the scores are undefined; leave out questions with no excerpt")
+    if not retrieved:
+        raise ValueError("retrieved is empty; pass the chunks the retriever returned (at least one)")
+    return retrieved, references
+
+
+def _check_precision_omega_args(chunks: Any, references: Any) -> tuple[list, list]:
+    chunks, references = _spans("chunks", chunks), _spans("references", references)
+    if not references:
+        raise ValueError("references is empty: precision-omega is undefined; leave out questions with no excerpt")
+    return chunks, references
+
+
+def _check_queries(index: VectorIndex, queries: Any) -> np.ndarray:
+    """The query rows (one query may be a 1-D vector), normalized, once their dimension matches the index."""
+    q = np.asarray(queries)
+    q = unit_rows("queries", q[None, :] if q.ndim == 1 else q)
+    if q.shape[1] != index.dim:
+        raise ValueError(f"queries have dimension {q.shape[1]} but the index holds {index.dim}; "
+                         "embed queries with the same model as the vectors")
+    return q
+
+
+def _check_rank_args(index: VectorIndex, queries: Any, batch_size: Any) -> np.ndarray:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r} must be a positive int (queries per matrix product)")
+    return _check_queries(index, queries)
