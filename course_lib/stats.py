@@ -65,76 +65,6 @@ class Interval(NamedTuple):
 
 
 # ---------------------------------------------------------------------------
-# Input checks
-# ---------------------------------------------------------------------------
-
-
-def _check_values(name: str, values: Any) -> np.ndarray:
-    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a 1-D sequence or array of numbers, one per question, "
-                        f"not {type(values).__name__}")
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{name} must hold numbers only, one per question ({error})") from None
-    if array.ndim != 1:
-        raise ValueError(f"{name} has shape {array.shape}: pass one number per question (a 1-D array)")
-    if len(array) < 2:
-        raise ValueError(f"{name} has {len(array)} question(s): a bootstrap over questions needs at least 2")
-    if not np.isfinite(array).all():
-        bad = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise ValueError(f"{name}[{bad}] = {array[bad]}: every per-question value must be finite; "
-                         "score a missed question as 0, do not leave it NaN")
-    return array
-
-
-def _check_pair(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    a, b = _check_values("a", a), _check_values("b", b)
-    if len(a) != len(b):
-        raise ValueError(f"a has {len(a)} questions but b has {len(b)}: a paired comparison needs the same "
-                         "questions, in the same order, for both")
-    return a, b
-
-
-def _check_per_question(per_question: Any) -> dict[str, np.ndarray]:
-    if not isinstance(per_question, Mapping):
-        raise TypeError(f"per_question must be a mapping of strategy -> per-question values, "
-                        f"not {type(per_question).__name__}")
-    if len(per_question) < 2:
-        raise ValueError(f"per_question has {len(per_question)} strategy(ies): a verdict compares at least 2")
-    checked: dict[str, np.ndarray] = {}
-    for name, values in per_question.items():
-        if not isinstance(name, str):
-            raise TypeError(f"per_question keys must be strategy ids (str), not {type(name).__name__}")
-        checked[name] = _check_values(f"per_question[{name!r}]", values)
-    lengths = {name: len(v) for name, v in checked.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(f"per_question's strategies have different numbers of questions ({lengths}): "
-                         "score every strategy on the same questions, in the same order")
-    return checked
-
-
-def _check_settings(resamples: Any, seed: Any, level: Any = LEVEL, threshold: Any = THRESHOLD) -> None:
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
-        raise TypeError(f"resamples must be an int, not {type(resamples).__name__}")
-    if resamples < 1:
-        raise ValueError(f"resamples={resamples}: draw at least one resample (10,000 is the default)")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int (the same seed gives the same intervals), not {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed={seed}: use a seed >= 0")
-    _check_share("level", level, LEVEL, one_allowed=False)
-    _check_share("threshold", threshold, THRESHOLD, one_allowed=True)
-
-
-def _check_share(name: str, value: Any, default: float, *, one_allowed: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise TypeError(f"{name} must be a number between 0 and 1, not {type(value).__name__}")
-    if not (0 < value < 1 or (one_allowed and value == 1)):
-        raise ValueError(f"{name}={value}: use 0 < {name} {'<=' if one_allowed else '<'} 1 (the default is {default})")
-
-
-# ---------------------------------------------------------------------------
 # The bootstrap
 # ---------------------------------------------------------------------------
 
@@ -179,12 +109,7 @@ def mean_interval(values: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
 def mean_intervals(per_question: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                    level: float = LEVEL) -> dict[str, Interval]:
     """Each series' mean and bootstrap interval, all from one draw of resamples (as `mean_interval` each)."""
-    if not isinstance(per_question, Mapping) or not per_question:
-        raise TypeError("per_question must be a non-empty mapping of name -> per-question values")
-    checked = {name: _check_values(f"per_question[{name!r}]", values) for name, values in per_question.items()}
-    if len({len(v) for v in checked.values()}) > 1:
-        raise ValueError("per_question's series have different numbers of questions; give each the same questions")
-    _check_settings(resamples, seed, level)
+    checked = _check_mean_intervals_args(per_question, resamples, seed, level)  # name -> values as an array
     counts = _counts(len(next(iter(checked.values()))), resamples, seed)
     return {name: _interval(values, counts, level) for name, values in checked.items()}
 
@@ -302,26 +227,6 @@ def _span(mean: float, low: float, high: float) -> str:
     return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
-def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    if not isinstance(costs, Mapping):
-        raise TypeError(f"costs must be a mapping of strategy -> cost (a number, or a tuple compared in order), "
-                        f"not {type(costs).__name__}")
-    missing, extra = sorted(set(names) - set(costs)), sorted(set(costs) - set(names))
-    if missing or extra:
-        raise ValueError(f"costs must name exactly the strategies of per_question; missing {missing}, "
-                         f"unknown {extra}")
-    checked = {}
-    for name in names:
-        cost = costs[name]
-        parts = tuple(cost) if isinstance(cost, (tuple, list)) else (cost,)
-        if not parts or any(isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating))
-                            or not math.isfinite(p) for p in parts):
-            raise TypeError(f"costs[{name!r}] = {cost!r}: use a finite number (e.g. returned tokens per "
-                            "question) or a tuple of them (e.g. (index bytes, seconds))")
-        checked[name] = tuple(float(p) for p in parts)
-    return checked
-
-
 def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric: str = "recall_at_k",
             resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = LEVEL,
             threshold: float = THRESHOLD) -> Verdict:
@@ -331,11 +236,7 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
     maps each to its cost (lower is cheaper; a tuple is compared in order), which picks `cheapest_in_play`.
     Ties of mean and cost keep the order of `per_question`.
     """
-    checked = _check_per_question(per_question)
-    if not isinstance(metric, str) or not metric:
-        raise TypeError(f"metric must be a metric name (str), not {metric!r}")
-    _check_settings(resamples, seed, level, threshold)
-    cost = _check_costs(costs, list(checked))
+    checked, cost = _check_verdict_args(per_question, costs, metric, resamples, seed, level, threshold)
     names = list(checked)
     matrix = np.stack(list(checked.values()))
     n = matrix.shape[1]
@@ -404,18 +305,8 @@ def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] =
     contradicted when on `truth` (by default `per_question` itself, all questions) some other strategy's
     95% paired interval against it lies entirely above zero; `truth`'s leader is its highest mean.
     """
-    checked = _check_per_question(per_question)
-    reference = checked if truth is None else _check_per_question(truth)
-    if set(reference) != set(checked):
-        raise ValueError(f"truth must score the same strategies as per_question; got {sorted(reference)} "
-                         f"and {sorted(checked)}")
+    checked, reference = _check_calibrate_args(per_question, truth, sizes, subsets, resamples, seed, level, threshold)
     total = len(next(iter(checked.values())))
-    if isinstance(subsets, bool) or not isinstance(subsets, int) or subsets < 1:
-        raise ValueError(f"subsets={subsets!r}: draw at least one subset per size (an int >= 1)")
-    for size in sizes:
-        if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= total:
-            raise ValueError(f"sizes holds {size!r}: each size must be an int from 2 to the {total} questions")
-    _check_settings(resamples, seed, level, threshold)
     counts = _counts(len(next(iter(reference.values()))), DEFAULT_RESAMPLES, 0)
     contradicted_cache: dict[str, bool] = {}
 
@@ -447,3 +338,129 @@ def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] =
                                    no_winner=subsets - named, leader_ruled_out=dropped,
                                    winners=dict(sorted(winners.items()))))
     return rows
+
+
+# ---------------------------------------------------------------------------
+# Argument checks: the error messages of the functions above, kept out of their way
+# ---------------------------------------------------------------------------
+
+
+def _check_values(name: str, values: Any) -> np.ndarray:
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a 1-D sequence or array of numbers, one per question, "
+                        f"not {type(values).__name__}")
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must hold numbers only, one per question ({error})") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} has shape {array.shape}: pass one number per question (a 1-D array)")
+    if len(array) < 2:
+        raise ValueError(f"{name} has {len(array)} question(s): a bootstrap over questions needs at least 2")
+    if not np.isfinite(array).all():
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name}[{bad}] = {array[bad]}: every per-question value must be finite; "
+                         "score a missed question as 0, do not leave it NaN")
+    return array
+
+
+def _check_pair(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _check_values("a", a), _check_values("b", b)
+    if len(a) != len(b):
+        raise ValueError(f"a has {len(a)} questions but b has {len(b)}: a paired comparison needs the same "
+                         "questions, in the same order, for both")
+    return a, b
+
+
+def _check_per_question(per_question: Any) -> dict[str, np.ndarray]:
+    if not isinstance(per_question, Mapping):
+        raise TypeError(f"per_question must be a mapping of strategy -> per-question values, "
+                        f"not {type(per_question).__name__}")
+    if len(per_question) < 2:
+        raise ValueError(f"per_question has {len(per_question)} strategy(ies): a verdict compares at least 2")
+    checked: dict[str, np.ndarray] = {}
+    for name, values in per_question.items():
+        if not isinstance(name, str):
+            raise TypeError(f"per_question keys must be strategy ids (str), not {type(name).__name__}")
+        checked[name] = _check_values(f"per_question[{name!r}]", values)
+    lengths = {name: len(v) for name, v in checked.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"per_question's strategies have different numbers of questions ({lengths}): "
+                         "score every strategy on the same questions, in the same order")
+    return checked
+
+
+def _check_settings(resamples: Any, seed: Any, level: Any = LEVEL, threshold: Any = THRESHOLD) -> None:
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
+        raise TypeError(f"resamples must be an int, not {type(resamples).__name__}")
+    if resamples < 1:
+        raise ValueError(f"resamples={resamples}: draw at least one resample (10,000 is the default)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int (the same seed gives the same intervals), not {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed={seed}: use a seed >= 0")
+    _check_share("level", level, LEVEL, one_allowed=False)
+    _check_share("threshold", threshold, THRESHOLD, one_allowed=True)
+
+
+def _check_share(name: str, value: Any, default: float, *, one_allowed: bool) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"{name} must be a number between 0 and 1, not {type(value).__name__}")
+    if not (0 < value < 1 or (one_allowed and value == 1)):
+        raise ValueError(f"{name}={value}: use 0 < {name} {'<=' if one_allowed else '<'} 1 (the default is {default})")
+
+
+def _check_mean_intervals_args(per_question: Any, resamples: Any, seed: Any, level: Any) -> dict[str, np.ndarray]:
+    if not isinstance(per_question, Mapping) or not per_question:
+        raise TypeError("per_question must be a non-empty mapping of name -> per-question values")
+    checked = {name: _check_values(f"per_question[{name!r}]", values) for name, values in per_question.items()}
+    if len({len(v) for v in checked.values()}) > 1:
+        raise ValueError("per_question's series have different numbers of questions; give each the same questions")
+    _check_settings(resamples, seed, level)
+    return checked
+
+
+def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:
+    if not isinstance(costs, Mapping):
+        raise TypeError(f"costs must be a mapping of strategy -> cost (a number, or a tuple compared in order), "
+                        f"not {type(costs).__name__}")
+    missing, extra = sorted(set(names) - set(costs)), sorted(set(costs) - set(names))
+    if missing or extra:
+        raise ValueError(f"costs must name exactly the strategies of per_question; missing {missing}, "
+                         f"unknown {extra}")
+    checked = {}
+    for name in names:
+        cost = costs[name]
+        parts = tuple(cost) if isinstance(cost, (tuple, list)) else (cost,)
+        if not parts or any(isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating))
+                            or not math.isfinite(p) for p in parts):
+            raise TypeError(f"costs[{name!r}] = {cost!r}: use a finite number (e.g. returned tokens per "
+                            "question) or a tuple of them (e.g. (index bytes, seconds))")
+        checked[name] = tuple(float(p) for p in parts)
+    return checked
+
+
+def _check_verdict_args(per_question: Any, costs: Any, metric: Any, resamples: Any, seed: Any, level: Any,
+                        threshold: Any) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, ...]]]:
+    checked = _check_per_question(per_question)
+    if not isinstance(metric, str) or not metric:
+        raise TypeError(f"metric must be a metric name (str), not {metric!r}")
+    _check_settings(resamples, seed, level, threshold)
+    return checked, _check_costs(costs, list(checked))
+
+
+def _check_calibrate_args(per_question: Any, truth: Any, sizes: Any, subsets: Any, resamples: Any, seed: Any,
+                          level: Any, threshold: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    checked = _check_per_question(per_question)
+    reference = checked if truth is None else _check_per_question(truth)
+    if set(reference) != set(checked):
+        raise ValueError(f"truth must score the same strategies as per_question; got {sorted(reference)} "
+                         f"and {sorted(checked)}")
+    total = len(next(iter(checked.values())))
+    if isinstance(subsets, bool) or not isinstance(subsets, int) or subsets < 1:
+        raise ValueError(f"subsets={subsets!r}: draw at least one subset per size (an int >= 1)")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= total:
+            raise ValueError(f"sizes holds {size!r}: each size must be an int from 2 to the {total} questions")
+    _check_settings(resamples, seed, level, threshold)
+    return checked, reference
