@@ -40,23 +40,6 @@ __all__ = [
 RRF_K = 60  # the constant of Cormack, Clarke & Büttcher (2009), used by most hybrid search engines
 
 
-def _check_spans(name: str, spans: Any) -> list[DocSpan]:
-    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
-        raise TypeError(f"{name} must be a sequence of (doc, start, end) tuples")
-    out = []
-    for i, span in enumerate(spans):
-        if not isinstance(span, tuple) or len(span) != 3:
-            raise TypeError(f"{name}[{i}] = {span!r}: use a (doc, start, end) tuple")
-        doc, start, end = span
-        if isinstance(start, bool) or isinstance(end, bool) or not isinstance(start, (int, np.integer)) \
-                or not isinstance(end, (int, np.integer)):
-            raise TypeError(f"{name}[{i}] = {span!r}: start and end must be ints")
-        if not 0 <= start < end:
-            raise ValueError(f"{name}[{i}] = {span!r}: need 0 <= start < end (a non-empty character range)")
-        out.append((doc, int(start), int(end)))
-    return out
-
-
 # ---------------------------------------------------------------------------
 # Contextual chunk headers: taught in notebooks/10_context_for_chunks.ipynb, section 2
 # ---------------------------------------------------------------------------
@@ -68,12 +51,7 @@ def heading_path(text: str, offset: int) -> list[str]:
     Taught in notebooks/10_context_for_chunks.ipynb, section 2. Uses the same parser as
     `markdown_chunks` (`markdown_sections`), so it works for chunks of any chunker.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
-    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(f"offset must be an int, not {type(offset).__name__}")
-    if not 0 <= offset <= len(text):
-        raise ValueError(f"offset={offset} is outside the text (0..{len(text)})")
+    _check_heading_path_args(text, offset)
     path: list[str] = []
     for start, _end, headings in markdown_sections(text):
         if start > offset:
@@ -88,14 +66,9 @@ def contextual_header(title: str | None, headings: Sequence[str] = ()) -> str:
     Taught in notebooks/10_context_for_chunks.ipynb, section 2. A first heading equal to the
     title (a Markdown file whose `#` line is its title) is not repeated.
     """
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a str or None, not {type(title).__name__}")
-    if isinstance(headings, str):
-        raise TypeError("headings must be a sequence of strings, not one string; wrap it in a list")
+    headings = _check_contextual_header_args(title, headings)
     parts = [title.strip()] if title and title.strip() else []
     for h in headings:
-        if not isinstance(h, str):
-            raise TypeError(f"headings must hold strings, not {type(h).__name__}")
         if h.strip() and (not parts or h.strip() != parts[-1]):
             parts.append(h.strip())
     return " > ".join(parts)
@@ -113,11 +86,7 @@ def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None 
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     out = []
     for i, span in enumerate(spans):
-        if not isinstance(span, tuple) or len(span) != 2:
-            raise TypeError(f"spans[{i}] = {span!r}: use a (start, end) tuple of character offsets")
-        start, end = span
-        if not 0 <= start < end <= len(text):
-            raise ValueError(f"spans[{i}] = {span!r} is not a non-empty range inside the text (0..{len(text)})")
+        start, end = _check_text_span(text, i, span)  # each span checked as it comes, before it is used
         header = contextual_header(title, heading_path(text, start) if headings else ())
         out.append(f"{header}\n\n{text[start:end]}" if header else text[start:end])
     return out
@@ -178,18 +147,10 @@ def sentence_windows(ranked: Sequence[int], sentences: Sequence[DocSpan], width:
     is skipped; a window stops where an earlier window begins, so the returned spans never
     overlap, and each runs from the start of its first sentence to the end of its last.
     """
-    sentences = _check_spans("sentences", sentences)
-    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
-        raise ValueError(f"width={width!r} must be an int >= 0 (sentences added on each side of a hit)")
-    for i in range(1, len(sentences)):
-        if sentences[i][0] == sentences[i - 1][0] and sentences[i][1] < sentences[i - 1][2]:
-            raise ValueError(f"sentences[{i}] starts before sentences[{i - 1}] ends; pass the sentences of each "
-                             "document in order, without overlap")
+    ranked, sentences = _check_sentence_windows_args(ranked, sentences, width)
     taken = np.zeros(len(sentences), dtype=bool)
     out = []
-    for rank, i in enumerate(ranked):
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(sentences):
-            raise ValueError(f"ranked[{rank}] = {i!r} is not a sentence index in 0..{len(sentences) - 1}")
+    for i in ranked:
         if taken[i]:
             continue
         doc = sentences[i][0]
@@ -219,15 +180,7 @@ def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, stopwords: st
     """
     import bm25s
 
-    if isinstance(texts, str) or isinstance(queries, str):
-        raise TypeError("texts and queries must be lists of strings; wrap a single string in a list")
-    texts, queries = list(texts), list(queries)
-    if not texts:
-        raise ValueError("texts is empty; index at least one text")
-    for name, values in (("texts", texts), ("queries", queries)):
-        for i, t in enumerate(values):
-            if not isinstance(t, str):
-                raise TypeError(f"{name}[{i}] must be a str, not {type(t).__name__}")
+    texts, queries = _check_bm25_args(texts, queries)
     tokenized = bm25s.tokenize(texts, stopwords=stopwords, show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(tokenized, show_progress=False)
@@ -251,22 +204,12 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_
     cosine and a BM25 score never need a common scale. Equal scores keep the order in
     which the items first appear, list by list.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise ValueError(f"k={k!r} must be an int >= 0 (60 is the usual choice)")
-    if isinstance(rankings, (str, bytes)) or not isinstance(rankings, Sequence) or not rankings:
-        raise TypeError("rankings must be a non-empty sequence of ranked lists")
+    rankings = _check_rrf_args(rankings, k)
     scores: dict[Hashable, float] = {}
-    for n, ranking in enumerate(rankings):
-        if isinstance(ranking, (str, bytes)):
-            raise TypeError(f"rankings[{n}] is a string; pass a list of ids, best first")
-        seen = set()
+    for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):
-            if item in seen:
-                raise ValueError(f"rankings[{n}] lists {item!r} twice; remove duplicates (keep the first)")
-            seen.add(item)
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
-    first = {item: i for i, item in enumerate(scores)}
-    return sorted(scores, key=lambda item: (-scores[item], first[item]))
+    return sorted(scores, key=lambda item: -scores[item])  # a stable sort: ties keep their first-seen order
 
 
 # ---------------------------------------------------------------------------
@@ -279,11 +222,7 @@ def blend_vectors(naive: Any, late: Any, weight: float) -> np.ndarray:
 
     Taught in notebooks/10_context_for_chunks.ipynb, section 5.
     """
-    a, b = np.asarray(naive, dtype=np.float64), np.asarray(late, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(f"naive {a.shape} and late {b.shape} must be 2-D arrays of the same shape, one row a chunk")
-    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
-        raise ValueError(f"weight={weight!r} must be a number in [0, 1] (0 = naive only, 1 = late only)")
+    a, b = _check_blend_args(naive, late, weight)
     mixed = weight * b + (1 - weight) * a
     norms = np.linalg.norm(mixed, axis=1, keepdims=True)
     if (norms == 0).any():
@@ -299,15 +238,127 @@ def budget_spans(spans: Sequence[DocSpan], documents: Mapping[Hashable, str], bu
     order until the next would pass the budget, at least one. Counts the tokens of
     `documents[doc][start:end]` with `tokenizer` (cl100k_base by default).
     """
-    spans = _check_spans("spans", spans)
-    if not spans:
-        raise ValueError("spans is empty; a retriever returns at least one span")
-    counts = []
-    for doc, start, end in spans:
-        if doc not in documents:
-            raise ValueError(f"span {(doc, start, end)!r} names a document that is not in documents")
-        if end > len(documents[doc]):
-            raise ValueError(f"span {(doc, start, end)!r} ends after document {doc!r} "
-                             f"({len(documents[doc])} characters)")
-        counts.append(count_tokens(documents[doc][start:end], tokenizer))
+    spans = _check_spans("spans", spans, nonempty=True)
+    counts = [count_tokens(_checked_text(documents, span), tokenizer) for span in spans]
     return spans[:budget_cutoff(counts, budget)]
+
+
+# ---------------------------------------------------------------------------
+# Argument checks: the error messages of the functions above, kept out of their way
+# ---------------------------------------------------------------------------
+
+
+def _check_spans(name: str, spans: Any, *, nonempty: bool = False) -> list[DocSpan]:
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
+        raise TypeError(f"{name} must be a sequence of (doc, start, end) tuples")
+    out = []
+    for i, span in enumerate(spans):
+        if not isinstance(span, tuple) or len(span) != 3:
+            raise TypeError(f"{name}[{i}] = {span!r}: use a (doc, start, end) tuple")
+        doc, start, end = span
+        if isinstance(start, bool) or isinstance(end, bool) or not isinstance(start, (int, np.integer)) \
+                or not isinstance(end, (int, np.integer)):
+            raise TypeError(f"{name}[{i}] = {span!r}: start and end must be ints")
+        if not 0 <= start < end:
+            raise ValueError(f"{name}[{i}] = {span!r}: need 0 <= start < end (a non-empty character range)")
+        out.append((doc, int(start), int(end)))
+    if nonempty and not out:
+        raise ValueError(f"{name} is empty; a retriever returns at least one span")
+    return out
+
+
+def _check_heading_path_args(text: Any, offset: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"offset must be an int, not {type(offset).__name__}")
+    if not 0 <= offset <= len(text):
+        raise ValueError(f"offset={offset} is outside the text (0..{len(text)})")
+
+
+def _check_contextual_header_args(title: Any, headings: Any) -> list[str]:
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, not {type(title).__name__}")
+    if isinstance(headings, str):
+        raise TypeError("headings must be a sequence of strings, not one string; wrap it in a list")
+    headings = list(headings)
+    for h in headings:
+        if not isinstance(h, str):
+            raise TypeError(f"headings must hold strings, not {type(h).__name__}")
+    return headings
+
+
+def _check_text_span(text: str, i: int, span: Any) -> tuple[int, int]:
+    if not isinstance(span, tuple) or len(span) != 2:
+        raise TypeError(f"spans[{i}] = {span!r}: use a (start, end) tuple of character offsets")
+    start, end = span
+    if not 0 <= start < end <= len(text):
+        raise ValueError(f"spans[{i}] = {span!r} is not a non-empty range inside the text (0..{len(text)})")
+    return start, end
+
+
+def _check_sentence_windows_args(ranked: Any, sentences: Any, width: Any) -> tuple[list[int], list[DocSpan]]:
+    sentences = _check_spans("sentences", sentences)
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
+        raise ValueError(f"width={width!r} must be an int >= 0 (sentences added on each side of a hit)")
+    for i in range(1, len(sentences)):
+        if sentences[i][0] == sentences[i - 1][0] and sentences[i][1] < sentences[i - 1][2]:
+            raise ValueError(f"sentences[{i}] starts before sentences[{i - 1}] ends; pass the sentences of each "
+                             "document in order, without overlap")
+    ranked = list(ranked)
+    for rank, i in enumerate(ranked):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(sentences):
+            raise ValueError(f"ranked[{rank}] = {i!r} is not a sentence index in 0..{len(sentences) - 1}")
+    return ranked, sentences
+
+
+def _check_bm25_args(texts: Any, queries: Any) -> tuple[list[str], list[str]]:
+    if isinstance(texts, str) or isinstance(queries, str):
+        raise TypeError("texts and queries must be lists of strings; wrap a single string in a list")
+    texts, queries = list(texts), list(queries)
+    if not texts:
+        raise ValueError("texts is empty; index at least one text")
+    for name, values in (("texts", texts), ("queries", queries)):
+        for i, t in enumerate(values):
+            if not isinstance(t, str):
+                raise TypeError(f"{name}[{i}] must be a str, not {type(t).__name__}")
+    return texts, queries
+
+
+def _check_rrf_args(rankings: Any, k: Any) -> list[list[Hashable]]:
+    """The rankings, each as a list, once `k` and every ranking are checked."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k={k!r} must be an int >= 0 (60 is the usual choice)")
+    if isinstance(rankings, (str, bytes)) or not isinstance(rankings, Sequence) or not rankings:
+        raise TypeError("rankings must be a non-empty sequence of ranked lists")
+    checked = []
+    for n, ranking in enumerate(rankings):
+        if isinstance(ranking, (str, bytes)):
+            raise TypeError(f"rankings[{n}] is a string; pass a list of ids, best first")
+        checked.append(list(ranking))
+        seen = set()
+        for item in checked[-1]:
+            if item in seen:
+                raise ValueError(f"rankings[{n}] lists {item!r} twice; remove duplicates (keep the first)")
+            seen.add(item)
+    return checked
+
+
+def _check_blend_args(naive: Any, late: Any, weight: Any) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(naive, dtype=np.float64), np.asarray(late, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"naive {a.shape} and late {b.shape} must be 2-D arrays of the same shape, one row a chunk")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
+        raise ValueError(f"weight={weight!r} must be a number in [0, 1] (0 = naive only, 1 = late only)")
+    return a, b
+
+
+def _checked_text(documents: Mapping[Hashable, str], span: DocSpan) -> str:
+    """`documents[doc][start:end]`, once the span is checked to lie inside a document of `documents`."""
+    doc, start, end = span
+    if doc not in documents:
+        raise ValueError(f"span {(doc, start, end)!r} names a document that is not in documents")
+    if end > len(documents[doc]):
+        raise ValueError(f"span {(doc, start, end)!r} ends after document {doc!r} "
+                         f"({len(documents[doc])} characters)")
+    return documents[doc][start:end]
