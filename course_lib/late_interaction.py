@@ -89,18 +89,12 @@ class TokenIndex:
     def scores(self, query: Any, chunks: Sequence[int] | None = None) -> np.ndarray:
         """MaxSim score of every chunk (or of the chunks numbered `chunks`, in that order) for one
         query's token matrix (m, d)."""
-        q = unit_rows("query", query)
-        if q.shape[1] != self.vectors.shape[1]:
-            raise ValueError(f"query has dimension {q.shape[1]} but the index {self.vectors.shape[1]}; "
-                             "embed queries with the model that built the index")
-        if chunks is None:
+        q, picked = _check_scores_args(self, query, chunks)
+        if picked is None:
             vectors, starts = self.vectors, self.bounds[:-1]
-        else:
-            picked = np.asarray(chunks, dtype=np.int64).reshape(-1)
-            if picked.size == 0:
-                return np.empty(0)
-            if picked.min() < 0 or picked.max() >= len(self.spans):
-                raise ValueError(f"chunks must be numbers 0..{len(self.spans) - 1} of the index's spans")
+        elif picked.size == 0:
+            return np.empty(0)
+        else:  # the rows of the picked chunks, one chunk after another
             lengths = self.bounds[picked + 1] - self.bounds[picked]
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             rows = np.repeat(self.bounds[picked] - starts, lengths) + np.arange(lengths.sum())
@@ -121,28 +115,11 @@ def rerank(index: TokenIndex, query: Any, ranking: Sequence[Span], depth: int = 
 
     Every span of the first `depth` must be a chunk of `index`.
     """
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise ValueError(f"depth={depth!r} must be a positive int (how many results to rescore), e.g. 50")
-    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Sequence):
-        raise TypeError("ranking must be a sequence of (doc, start, end) spans, best first")
+    head = _check_rerank_args(index, ranking, depth)  # the first `depth` spans
     position = {s: i for i, s in enumerate(index.spans)}
-    head = list(ranking[:depth])
-    missing = [s for s in head if s not in position]
-    if missing:
-        raise ValueError(f"ranking holds {missing[0]!r}, which is not a chunk of the index; rank the index's spans")
-    if len(set(head)) != len(head):
-        raise ValueError("ranking lists a span twice; remove duplicates (keep the first)")
     scores = index.scores(query, [position[s] for s in head])  # only the candidates are scored
     order = sorted(range(len(head)), key=lambda j: (-scores[j], j))
     return [head[j] for j in order] + list(ranking[depth:])
-
-
-def _check_model(model: SentenceTransformer) -> Any:
-    modules = list(model)
-    if not modules or not hasattr(modules[0], "auto_model") or not getattr(model.tokenizer, "is_fast", False):
-        raise ValueError("need a SentenceTransformer whose first module is a Hugging Face transformer "
-                         "(model[0].auto_model) with a fast tokenizer, to read its token vectors")
-    return modules[0].auto_model
 
 
 def _encode_alone(model: SentenceTransformer, texts: Sequence[str], what: str) -> list[np.ndarray]:
@@ -180,12 +157,83 @@ def _encode_alone(model: SentenceTransformer, texts: Sequence[str], what: str) -
 
 def query_token_vectors(model: SentenceTransformer, queries: Sequence[str]) -> list[np.ndarray]:
     """One (tokens, 384) matrix per query, each query encoded alone, [CLS] and [SEP] left out, rows normalized."""
+    _check_queries(queries)
+    return _encode_alone(model, queries, "queries")
+
+
+def chunk_token_index(model: SentenceTransformer, documents: Mapping[Hashable, str], spans: Sequence[Span],
+                      how: str = "alone", *, window: int = 512, overlap: int | None = None) -> TokenIndex:
+    """A `TokenIndex` of the chunks `spans` (`(doc, start, end)` into `documents`).
+
+    `how="alone"` encodes each chunk's text on its own; `how="late"` encodes each document once
+    in macro windows of `window` tokens (`course_lib.late.token_vectors`) and gives each chunk the
+    vectors of the tokens whose characters intersect it, as late chunking pools them (a token
+    straddling a boundary belongs to both chunks). [CLS] and [SEP] are never included.
+    """
+    spans = _check_chunk_token_index_args(model, documents, spans, how, window)
+    if how == "alone":
+        per_chunk = _encode_alone(model, [documents[d][s:e] for d, s, e in spans], "spans")
+    else:  # "late"
+        per_chunk = [np.empty(0)] * len(spans)
+        for doc in dict.fromkeys(d for d, _, _ in spans):
+            rows = [i for i, (d, _, _) in enumerate(spans) if d == doc]
+            tokens = tokenize_document(model, documents[doc])
+            vectors = token_vectors(model, tokens, window, overlap)
+            ranges = content_token_ranges(tokens, documents[doc], [spans[i][1:] for i in rows])
+            for i, (a, b) in zip(rows, ranges):
+                per_chunk[i] = unit_rows(f"spans[{i}]", vectors[a:b])
+    bounds = np.concatenate([[0], np.cumsum([len(v) for v in per_chunk])]).astype(np.int64)
+    return TokenIndex(spans, np.concatenate(per_chunk), bounds)
+
+
+# ---------------------------------------------------------------------------
+# Argument checks: the error messages of the functions above, kept out of their way
+# ---------------------------------------------------------------------------
+
+
+def _check_scores_args(index: TokenIndex, query: Any, chunks: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The query's rows normalized, and `chunks` as an array of chunk numbers (None: every chunk)."""
+    q = unit_rows("query", query)
+    if q.shape[1] != index.vectors.shape[1]:
+        raise ValueError(f"query has dimension {q.shape[1]} but the index {index.vectors.shape[1]}; "
+                         "embed queries with the model that built the index")
+    if chunks is None:
+        return q, None
+    picked = np.asarray(chunks, dtype=np.int64).reshape(-1)
+    if picked.size and (picked.min() < 0 or picked.max() >= len(index.spans)):
+        raise ValueError(f"chunks must be numbers 0..{len(index.spans) - 1} of the index's spans")
+    return q, picked
+
+
+def _check_rerank_args(index: TokenIndex, ranking: Any, depth: Any) -> list[Span]:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ValueError(f"depth={depth!r} must be a positive int (how many results to rescore), e.g. 50")
+    if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Sequence):
+        raise TypeError("ranking must be a sequence of (doc, start, end) spans, best first")
+    known = set(index.spans)
+    head = list(ranking[:depth])
+    missing = [s for s in head if s not in known]
+    if missing:
+        raise ValueError(f"ranking holds {missing[0]!r}, which is not a chunk of the index; rank the index's spans")
+    if len(set(head)) != len(head):
+        raise ValueError("ranking lists a span twice; remove duplicates (keep the first)")
+    return head
+
+
+def _check_model(model: SentenceTransformer) -> Any:
+    modules = list(model)
+    if not modules or not hasattr(modules[0], "auto_model") or not getattr(model.tokenizer, "is_fast", False):
+        raise ValueError("need a SentenceTransformer whose first module is a Hugging Face transformer "
+                         "(model[0].auto_model) with a fast tokenizer, to read its token vectors")
+    return modules[0].auto_model
+
+
+def _check_queries(queries: Any) -> None:
     if isinstance(queries, str):
         raise TypeError("queries must be a list of strings; wrap a single query in a list")
     for i, q in enumerate(queries):
         if not isinstance(q, str):
             raise TypeError(f"queries[{i}] must be a str, not {type(q).__name__}")
-    return _encode_alone(model, queries, "queries")
 
 
 def _check_spans(documents: Mapping[Hashable, str], spans: Sequence[Span]) -> list[Span]:
@@ -206,34 +254,15 @@ def _check_spans(documents: Mapping[Hashable, str], spans: Sequence[Span]) -> li
     return out
 
 
-def chunk_token_index(model: SentenceTransformer, documents: Mapping[Hashable, str], spans: Sequence[Span],
-                      how: str = "alone", *, window: int = 512, overlap: int | None = None) -> TokenIndex:
-    """A `TokenIndex` of the chunks `spans` (`(doc, start, end)` into `documents`).
-
-    `how="alone"` encodes each chunk's text on its own; `how="late"` encodes each document once
-    in macro windows of `window` tokens (`course_lib.late.token_vectors`) and gives each chunk the
-    vectors of the tokens whose characters intersect it, as late chunking pools them (a token
-    straddling a boundary belongs to both chunks). [CLS] and [SEP] are never included.
-    """
+def _check_chunk_token_index_args(model: SentenceTransformer, documents: Mapping[Hashable, str], spans: Any,
+                                  how: Any, window: Any) -> list[Span]:
     spans = _check_spans(documents, spans)
-    if how == "alone":
-        per_chunk = _encode_alone(model, [documents[d][s:e] for d, s, e in spans], "spans")
-    elif how == "late":
-        transformer = _check_model(model)
-        positions = int(transformer.config.max_position_embeddings)
+    if how == "late":
+        positions = int(_check_model(model).config.max_position_embeddings)
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or not 3 <= window <= positions:
             raise ValueError(f"window={window!r} must be an int between 3 and {positions} (the model's positions), "
                              "e.g. 512")
-        per_chunk = [np.empty(0)] * len(spans)
-        for doc in dict.fromkeys(d for d, _, _ in spans):
-            rows = [i for i, (d, _, _) in enumerate(spans) if d == doc]
-            tokens = tokenize_document(model, documents[doc])
-            vectors = token_vectors(model, tokens, window, overlap)
-            ranges = content_token_ranges(tokens, documents[doc], [spans[i][1:] for i in rows])
-            for i, (a, b) in zip(rows, ranges):
-                per_chunk[i] = unit_rows(f"spans[{i}]", vectors[a:b])
-    else:
+    elif how != "alone":
         raise ValueError(f"how={how!r}: use 'alone' (each chunk encoded on its own) or 'late' (tokens from the "
                          "document's macro windows)")
-    bounds = np.concatenate([[0], np.cumsum([len(v) for v in per_chunk])]).astype(np.int64)
-    return TokenIndex(spans, np.concatenate(per_chunk), bounds)
+    return spans
