@@ -1,6 +1,6 @@
 """An interactive chunk playground for JupyterLab: move the controls, watch the chunks change.
 
-Taught in notebooks/07_structure_aware_chunking.ipynb, section 10 ("Try it: the chunk playground").
+Taught in notebooks/07_structure_aware_chunking.ipynb, section 9 ("Try it: the chunk playground").
 
 `render(text, strategy, size, overlap, tokenizer)` is the pure part: it chunks `text` by the
 strategy id `strategy:size:overlap` of `course_lib.strategies` (sizes in the strategy's own unit:

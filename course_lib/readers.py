@@ -37,6 +37,8 @@ Choices, measured on the course's real files (`debian_docs`, 114-page pdfTeX PDF
   took 26 ms with lxml, 6 ms with selectolax (lexbor; 7.7 MB more to install), 201 ms with the standard
   library's `html.parser` and 758 ms with beautifulsoup4 over it: lxml is fast enough and costs no install.
 - DOCX: python-docx (MIT); headings from paragraph styles, tables as rows of ` | `-separated cells.
+
+Taught in notebooks/12_documents_with_pages.ipynb, sections 1-4 (`page_span` in section 6).
 """
 
 from __future__ import annotations

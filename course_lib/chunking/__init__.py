@@ -11,7 +11,7 @@ tiktoken `Encoding`, a Hugging Face tokenizer, or a callable `str -> int` that c
 
 One file per idea, in the order the course teaches them:
 `fixed` (notebook 03), `recursive` (notebook 04), `sentences` (notebook 04),
-`markdown` and `page` (notebook 07), `semantic` (notebook 09); `_measure` is the shared span-counting
+`markdown` (notebook 07), `page` (notebook 12), `semantic` (notebook 09); `_measure` is the shared span-counting
 engine and `registry` the table of strategies that each chunker file joins at its end.
 Importing this package imports every chunker file, so the registry is complete.
 """

@@ -10,7 +10,7 @@ Pages are marked in the text itself, as `course_lib.readers` writes a PDF: a for
 - `keep_pages` runs any chunker page by page: the `?pages=keep` option of the token
   strategies in `course_lib.strategies` (`recursive:256?pages=keep`).
 
-Taught in notebooks/07_structure_aware_chunking.ipynb.
+Taught in notebooks/12_documents_with_pages.ipynb, section 5.
 """
 
 from __future__ import annotations
@@ -74,6 +74,6 @@ def keep_pages(chunker: Callable[[str], list[Chunk]], text: str) -> list[Chunk]:
 
 @register_strategy("page", unit="cl100k tokens", options={},
                    description="one chunk per page (pages end at form feeds), a long page split "
-                               "recursively, never across a page (notebook 07)")
+                               "recursively, never across a page (notebook 12)")
 def _page(text: str, size: int, overlap: int) -> list[Chunk]:
     return page_chunks(text, size, overlap, tokenizer=TOKENIZER)
