@@ -26,9 +26,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(if $(TORCH),$(BIN)/python -m pip install --progress-bar on --index-url $(TORCH_CPU_INDEX) "$$(sed -n 's/^\(torch==[^ #;]*\).*/\1/p' requirements.txt)")
 	@echo "== installing the pinned requirements: the first time, pip downloads several hundred MB and shows each package"
+	@echo "== then it unpacks about 150 packages (1.8 GB): after 'Installing collected packages' nothing prints for several minutes; let it run"
 	$(BIN)/python -m pip install --progress-bar on -r requirements.txt
+	@echo "== installing course_lib (editable) and registering the course kernel"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m course_lib.settings --install-kernel  # the course kernel, offline settings in its kernel.json
+	@echo "== checking the environment: packages, tokenizers, the model and the three datasets (about a minute)"
 	mkdir -p $(dir $(LAB_OVERRIDES))
 	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $(LAB_OVERRIDES)
 	$(BIN)/python -m course_lib.check || echo "Some checks failed: read the [FAIL] lines above (missing data can be added later)."

@@ -1,4 +1,5 @@
-"""Notebook 14 needs the optional vector-store extra; without it nbval skips it and names the fix."""
+"""Before nbval: the datasets must be there (one clear stop naming the folder, not a failure per cell), and
+notebook 14 needs the optional vector-store extra; without it nbval skips it and names the fix."""
 
 import importlib.util
 import os
@@ -9,6 +10,12 @@ NEEDS_STORE_EXTRA = ("14_from_notebook_to_production.ipynb",)
 
 
 def pytest_collection_modifyitems(config, items):
+    from course_lib.datasets import DataNotFoundError, require_datasets
+
+    try:
+        require_datasets()
+    except DataNotFoundError as error:
+        pytest.exit(f"\n{error}\n", returncode=4)
     if os.environ.get("COURSE_REQUIRE_STORE") == "1":  # CI installs the extra: there it must run
         return
     missing = [name for name in ("lancedb", "distributed") if importlib.util.find_spec(name) is None]
