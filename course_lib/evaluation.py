@@ -375,7 +375,7 @@ _HEADINGS = re.compile(r"\s*(?:#{1,6} [^\n]*\n\s*)*")
 def orphan_opener(text: str) -> str | None:
     """The reference word `text` opens with, after any Markdown heading lines ("It", "Su", ...), or None.
 
-    Taught in notebooks/06_late_chunking_xr12.ipynb, section 7 (English and Spanish lists).
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 6 (English and Spanish lists).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")

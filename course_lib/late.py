@@ -134,7 +134,7 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
     exactly once, from a window where it has at least `overlap` tokens of context on each
     side (fewer only near the start or end of the document).
 
-    Taught in notebooks/06_late_chunking_xr12.ipynb, section 4.
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 3.
     """
     _check_macro_windows_args(n_tokens, capacity, overlap)
     if n_tokens <= capacity:
@@ -153,7 +153,7 @@ def macro_windows(n_tokens: int, capacity: int, overlap: int) -> list[MacroWindo
 def check_mean_pooling(model: SentenceTransformer) -> None:
     """Raise `ValueError` unless `model` is a transformer followed by mean pooling (and maybe Normalize).
 
-    Taught in notebooks/06_late_chunking_xr12.ipynb, section 5 (the limits: which models late chunking fits).
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 4 (the limits: which models late chunking fits).
     """
     modules = list(model)
     if not modules or not hasattr(modules[0], "auto_model"):
@@ -205,7 +205,7 @@ def token_vectors(model: SentenceTransformer, doc: DocumentTokens, window: int,
     in batches of `batch_size` windows. Meant for inspection: `late_chunk_embeddings`
     pools window by window instead of keeping every token vector in memory.
 
-    Taught in notebooks/06_late_chunking_xr12.ipynb, section 4.
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 3.
     """
     parts = [v for _, v in _kept_vectors(model, doc, window, overlap, batch_size)]
     return np.concatenate(parts) if parts else np.empty((0, model[0].auto_model.config.hidden_size), np.float32)
