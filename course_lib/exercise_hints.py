@@ -170,6 +170,30 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/10_context_for_chunks.ipynb
     "Exercise 10.1": (
+        "Collect the parts in order, the title first and then each heading; tidy each one, leave out the ones "
+        "that should not appear, and join what is left at the end.",
+        "Strip each part, and skip it when it is empty or equal to the last part you kept; `title` may be None, "
+        "so start from `title or \"\"`.",
+        "parts = []; for p in [title or \"\", *headings]: p = p.strip(); if p and (not parts or p != parts[-1]): "
+        "parts.append(p); then return \" > \".join(parts).",
+    ),
+    "Exercise 10.2": (
+        "Give every id a running score that starts at 0, and add 1 / (k + rank) for each list that holds it; "
+        "ranks count from 1, not 0.",
+        "A dict remembers the order in which ids were first added, and Python's sort is stable: sort the dict's "
+        "keys by score, highest first, and tied ids keep their first-seen order.",
+        "for ranking in rankings: for rank, item in enumerate(ranking, start=1): scores[item] = "
+        "scores.get(item, 0.0) + 1 / (k + rank); then return sorted(scores, key=lambda item: -scores[item]).",
+    ),
+    "Exercise 10.3": (
+        "Take each option in turn and name the printed line that would look different if it were true: what is "
+        "indexed, how long the longest section is, how the ranks of the lost answers compare.",
+        "Parent-child embeds sentences (one vector per sentence) and returns their sections, so no section's vector "
+        "exists to be diluted; the longest section is under the budget, and the first span is always returned.",
+        "The Marrow Valley answers are ranked second by both methods, yet only naive's reader receives them: four "
+        "pairs of about 33 tokens fit in 150, one section of about 82 does.",
+    ),
+    "Exercise 10.4": (
         "Only the intervals decide: 'above zero' is a lower end above 0, 'clearly worse' an upper end below 0. "
         "Section 6 prints collection MRR and Chroma span recall; get the other two with "
         "interval('collection', method, 'span_recall') and interval('chroma', method, 'mrr').",
@@ -177,14 +201,6 @@ HINTS: dict[str, tuple[str, ...]] = {
         "can still hand the reader less: read every method's span recall on the collection, not only its MRR.",
         "rule_out holds every method with an upper end below zero in any of its four intervals (three methods); "
         "ship needs, on each corpus, a lower end above zero and no upper end below zero (one method).",
-    ),
-    "Exercise 10.2": (
-        "Take each option in turn and name the printed line that would look different if it were true: what is "
-        "indexed, how long the longest section is, how the ranks of the lost answers compare.",
-        "Parent-child embeds sentences (one vector per sentence) and returns their sections, so no section's vector "
-        "exists to be diluted; the longest section is under the budget, and the first span is always returned.",
-        "The Marrow Valley answers are ranked second by both methods, yet only naive's reader receives them: four "
-        "pairs of about 33 tokens fit in 150, one section of about 82 does.",
     ),
     # notebooks/12_documents_with_pages.ipynb
     "Exercise 12.1": (
@@ -258,11 +274,11 @@ EXPECTED: dict[str, dict[str, object]] = {
     # tests/test_exercise_expected_09.py recomputes it)
     "Exercise 9.2": {"strategy": "recursive:256", "budget": 2000},
     # notebooks/10_context_for_chunks.ipynb (results/context_collection.json and context_chroma.json;
-    # tests/test_exercise_expected_10.py recomputes both). 10.1: the methods whose paired interval against
-    # naive lies above zero on each corpus for MRR or span recall and below zero for neither (ship), and those
-    # with an interval below zero anywhere (rule_out). 10.2: the option the collection's outputs do not rule out.
-    "Exercise 10.1": {"ship": ("hybrid+headers",), "rule_out": ("bm25", "late", "parent-child")},
-    "Exercise 10.2": {"mechanism": "b"},
+    # tests/test_exercise_expected_10.py recomputes both). 10.3: the option the collection's outputs do not rule
+    # out. 10.4: the methods whose paired interval against naive lies above zero on each corpus for MRR or span
+    # recall and below zero for neither (ship), and those with an interval below zero anywhere (rule_out).
+    "Exercise 10.3": {"mechanism": "b"},
+    "Exercise 10.4": {"ship": ("hybrid+headers",), "rule_out": ("bm25", "late", "parent-child")},
     # notebooks/13_your_documents.ipynb: q19's cause under recursive:128 at k=1 (grid.results[...].causes)
     "Exercise 13.2": {"cause": "wrong_document"},
     # notebooks/14_from_notebook_to_production.ipynb: the smallest number of workers that embed 10 million

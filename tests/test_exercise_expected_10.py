@@ -1,4 +1,4 @@
-"""Exercises 10.1 and 10.2's stored answers are what results/context_*.json say (so they cannot drift from the data)."""
+"""Exercises 10.3 and 10.4's stored answers are what results/context_*.json say (so they cannot drift from the data)."""
 
 import json
 from functools import cache
@@ -20,7 +20,7 @@ def load(name: str) -> dict:
 
 
 def decision(corpora=("collection", "chroma"), metrics=("mrr", "span_recall")) -> tuple[set[str], set[str]]:
-    """(ship, rule_out) by Exercise 10.1's rule: ship = on each corpus some metric's paired interval against
+    """(ship, rule_out) by Exercise 10.4's rule: ship = on each corpus some metric's paired interval against
     naive lies above zero and none below; rule_out = some interval below zero on some corpus."""
     gains, worse = {}, {}
     for name in corpora:
@@ -37,8 +37,8 @@ def decision(corpora=("collection", "chroma"), metrics=("mrr", "span_recall")) -
     return ship, {how for how in worse if any(worse[how])}
 
 
-def test_exercise_10_1_expected_matches_the_intervals():
-    expected = EXPECTED["Exercise 10.1"]
+def test_exercise_10_4_expected_matches_the_intervals():
+    expected = EXPECTED["Exercise 10.4"]
     assert decision() == (set(expected["ship"]), set(expected["rule_out"]))
 
 
@@ -50,7 +50,7 @@ def test_the_rule_reads_the_data():
 
 
 def unrefuted_mechanisms() -> list[str]:
-    """The options of Exercise 10.2 that the collection's outputs do not rule out."""
+    """The options of Exercise 10.3 that the collection's outputs do not rule out."""
     run = load("collection")
     methods, setup, per = run["methods"], run["setup"], run["per_question"]
     ds = course_set("collection")
@@ -78,8 +78,8 @@ def unrefuted_mechanisms() -> list[str]:
     return sorted(letter for letter, out in refuted.items() if not out)
 
 
-def test_exercise_10_2_expected_is_the_one_mechanism_left():
+def test_exercise_10_3_expected_is_the_one_mechanism_left():
     methods = load("collection")["methods"]
     assert methods["parent-child"]["mrr"] > methods["naive"]["mrr"], "the premise: parent-child ranks better"
     assert methods["parent-child"]["span_recall"] < methods["naive"]["span_recall"], "...and hands the reader less"
-    assert unrefuted_mechanisms() == [EXPECTED["Exercise 10.2"]["mechanism"]]
+    assert unrefuted_mechanisms() == [EXPECTED["Exercise 10.3"]["mechanism"]]
