@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 DEFAULT_RESAMPLES = 10_000
+WHOLE_DRAW = 20_000_000  # question draws held at once; a larger bootstrap draws its resamples in blocks
+BLOCK = 256
 LEVEL = 0.95  # interval level: the middle 95% of the resampled means
 THRESHOLD = 0.9  # a winner is best, alone, in at least this share of the resamples
 MAX_QUESTIONS = 10_000  # above this, questions_needed is None: no realistic number
@@ -69,11 +71,32 @@ class Interval(NamedTuple):
 # ---------------------------------------------------------------------------
 
 
-def _counts(n: int, resamples: int, seed: int) -> np.ndarray:
-    """How often each question is drawn in each resample, shape (resamples, n), as floats."""
-    index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+def _draw(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
+    """How often each of n questions is drawn in each of `resamples` resamples, shape (resamples, n), as floats."""
+    index = rng.integers(0, n, size=(resamples, n))
     index += np.arange(resamples, dtype=index.dtype)[:, None] * n
     return np.bincount(index.ravel(), minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+
+
+class _Resamples:
+    """The bootstrap's draws as a matrix to multiply: `draws @ values` is counts @ values, where counts[r, q]
+    is how often question q is drawn in resample r.
+
+    Up to WHOLE_DRAW draws (10,000 resamples of 2,000 questions) the counts are drawn once and kept. Past
+    that, each product draws them again from the same seed, BLOCK resamples at a time, so memory stays flat
+    however many questions there are (the draws then come in blocks and can differ from one whole draw).
+    """
+
+    def __init__(self, n: int, resamples: int, seed: int):
+        self.n, self.resamples, self.seed = n, resamples, seed
+        self.whole = _draw(np.random.default_rng(seed), n, resamples) if n * resamples <= WHOLE_DRAW else None
+
+    def __matmul__(self, values: np.ndarray) -> np.ndarray:
+        if self.whole is not None:
+            return self.whole @ values
+        rng = np.random.default_rng(self.seed)
+        sizes = [min(BLOCK, self.resamples - start) for start in range(0, self.resamples, BLOCK)]
+        return np.concatenate([_draw(rng, self.n, size) @ values for size in sizes])
 
 
 def _bounds(means: np.ndarray, level: float) -> np.ndarray:
@@ -82,7 +105,7 @@ def _bounds(means: np.ndarray, level: float) -> np.ndarray:
     return np.percentile(means, [tail, 100 - tail], axis=0)
 
 
-def _interval(values: np.ndarray, counts: np.ndarray, level: float) -> Interval:
+def _interval(values: np.ndarray, counts: _Resamples, level: float) -> Interval:
     low, high = _bounds(counts @ values / len(values), level)
     return Interval(float(values.mean()), float(low), float(high))
 
@@ -95,7 +118,7 @@ def paired_interval(a: Any, b: Any, *, resamples: int = DEFAULT_RESAMPLES, seed:
     """
     a, b = _check_pair(a, b)
     _check_settings(resamples, seed, level)
-    return _interval(a - b, _counts(len(a), resamples, seed), level)
+    return _interval(a - b, _Resamples(len(a), resamples, seed), level)
 
 
 def mean_interval(values: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
@@ -103,18 +126,18 @@ def mean_interval(values: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
     """One strategy's mean over questions and its bootstrap interval (95% by default)."""
     values = _check_values("values", values)
     _check_settings(resamples, seed, level)
-    return _interval(values, _counts(len(values), resamples, seed), level)
+    return _interval(values, _Resamples(len(values), resamples, seed), level)
 
 
 def mean_intervals(per_question: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                    level: float = LEVEL) -> dict[str, Interval]:
     """Each series' mean and bootstrap interval, all from one draw of resamples (as `mean_interval` each)."""
     checked = _check_mean_intervals_args(per_question, resamples, seed, level)  # name -> values as an array
-    counts = _counts(len(next(iter(checked.values()))), resamples, seed)
+    counts = _Resamples(len(next(iter(checked.values()))), resamples, seed)
     return {name: _interval(values, counts, level) for name, values in checked.items()}
 
 
-def _resampled_means(matrix: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _resampled_means(matrix: np.ndarray, counts: _Resamples) -> np.ndarray:
     """Resampled means of each row of `matrix` (strategies x questions): shape (resamples, strategies)."""
     return counts @ matrix.T / matrix.shape[1]
 
@@ -137,7 +160,7 @@ def probability_best(per_question: Mapping[str, Any], *, resamples: int = DEFAUL
     checked = _check_per_question(per_question)
     _check_settings(resamples, seed)
     matrix = np.stack(list(checked.values()))
-    shared, _ = _best_shares(_resampled_means(matrix, _counts(matrix.shape[1], resamples, seed)), _scale(matrix))
+    shared, _ = _best_shares(_resampled_means(matrix, _Resamples(matrix.shape[1], resamples, seed)), _scale(matrix))
     return {name: float(p) for name, p in zip(checked, shared)}
 
 
@@ -240,7 +263,7 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
     names = list(checked)
     matrix = np.stack(list(checked.values()))
     n = matrix.shape[1]
-    counts = _counts(n, resamples, seed)
+    counts = _Resamples(n, resamples, seed)
     means = _resampled_means(matrix, counts)
     scale = _scale(matrix)
     shared, alone = _best_shares(means, scale)
@@ -307,7 +330,7 @@ def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] =
     """
     checked, reference = _check_calibrate_args(per_question, truth, sizes, subsets, resamples, seed, level, threshold)
     total = len(next(iter(checked.values())))
-    counts = _counts(len(next(iter(reference.values()))), DEFAULT_RESAMPLES, 0)
+    counts = _Resamples(len(next(iter(reference.values()))), DEFAULT_RESAMPLES, 0)
     contradicted_cache: dict[str, bool] = {}
 
     def contradicted(name: str) -> bool:

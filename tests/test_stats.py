@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib import stats
 from course_lib.stats import (
     CalibrationRow,
     Interval,
@@ -432,3 +433,20 @@ def test_calibration_counts_a_winner_the_truth_contradicts():
 def test_intervals_are_named_tuples():
     result = mean_interval([0, 1, 1, 0], resamples=10)
     assert isinstance(result, Interval) and result.mean == 0.5
+
+
+def test_a_large_bootstrap_draws_in_blocks_with_flat_memory(monkeypatch):
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    a, b = rng.random(600), rng.random(600)
+    whole = paired_interval(a, b)
+    monkeypatch.setattr(stats, "WHOLE_DRAW", 0)  # force blocks on a small case: same generator, same draws here
+    assert paired_interval(a, b) == whole
+    monkeypatch.undo()
+    many = rng.random(10_000)  # 10,000 questions x 10,000 resamples: 800 MB of counts if drawn whole
+    tracemalloc.start()
+    mean_interval(many)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 100e6, f"the bootstrap held {peak / 1e6:.0f} MB for 10,000 questions"
