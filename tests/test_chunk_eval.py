@@ -598,3 +598,18 @@ def test_hybrid_headers_reproduces_notebook_10s_collection(minilm, tmp_path):
     for strategy, method in [("sentence:2", "naive"), ("headers:sentence:2", "headers"), ("bm25:sentence:2", "bm25"),
                              ("hybrid:sentence:2", "hybrid"), ("hybrid:headers:sentence:2", "hybrid+headers")]:
         assert round(mrr[strategy], 4) == stored[method]["mrr"], (strategy, mrr[strategy], stored[method]["mrr"])
+
+
+def test_a_file_that_loses_much_to_dropping_warns_through_the_run(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    nav = "".join(f'<li><a href="p{i}.html">Chapter {i} of the guide</a></li>' for i in range(20))
+    (docs / "page.html").write_text(f'<div role="navigation"><ul>{nav}</ul></div><p>The pump needs coolant '
+                                    'before its first start.</p>', encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "What does the pump need?", "answer": "coolant"}) + "\n"
+                         + json.dumps({"question": "When?", "answer": "before its first start"}) + "\n",
+                         encoding="utf-8")
+    said: list[str] = []
+    evaluate(docs, questions, ["fixed:12"], embedder=ToyEmbedder(), cache=None, on_warning=said.append)
+    assert [w for w in said if "left out more than 10%" in w], said

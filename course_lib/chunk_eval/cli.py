@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from course_lib.chunk_eval.inputs import TEXT_SUFFIXES, ChunkEvalError
+from course_lib.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
 from course_lib.chunk_eval.report import format_text, render_html
 from course_lib.chunk_eval.run import EvalReport, evaluate
 from course_lib.embed import DEFAULT_CACHE, cache_write_problem
@@ -175,7 +175,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="chunk-eval", description="Measure chunking strategies on your own documents: "
                      "recall@k, MRR, nDCG@10, span recall and IoU for each strategy, best first.")
     parser.add_argument("docs", metavar="DOCS", help="folder of documents, read recursively "
-                        f"({' '.join(TEXT_SUFFIXES)}; UTF-8)")
+                        f"(text: {' '.join(TEXT_SUFFIXES)}, UTF-8; read with their structure: "
+                        f"{' '.join(READER_SUFFIXES)})")
     parser.add_argument("questions", metavar="QUESTIONS", help="JSONL or CSV: question, answer (an exact quote), "
                         "optional document; JSONL may give spans instead of answer")
     parser.add_argument("--strategy", action="append", metavar="SPEC", help="a strategy id "
@@ -198,7 +199,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-cache", action="store_true", help="keep no vectors on disk")
     parser.add_argument("--json", metavar="OUT.json", type=Path, help="write the results as JSON")
     parser.add_argument("--html", metavar="OUT.html", type=Path, help="write a self-contained HTML report")
-    parser.add_argument("--skip-bad-files", action="store_true", help="skip files that are not valid UTF-8")
+    parser.add_argument("--skip-bad-files", action="store_true", help="skip files that cannot be read (not UTF-8 text, a damaged or hostile PDF, HTML or Word file), "
+                        "with one line each, instead of stopping")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 

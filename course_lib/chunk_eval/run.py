@@ -244,7 +244,7 @@ def evaluate(
     if metric not in METRIC_NAMES:
         raise ChunkEvalError(f"--metric {metric!r} is not a metric; choose one of {', '.join(METRIC_NAMES)}")
     began = time.perf_counter()
-    documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files)
+    documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files, on_warning=on_warning)
     question_list = read_questions(questions, documents)
     for q in question_list:  # a document's are found by the chunkers (chunk_with), a question's here
         try:
