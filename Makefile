@@ -19,7 +19,7 @@ ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab lab-solutions fresh test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
+.PHONY: setup lab lab-solutions fresh figures test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,9 @@ execute: $(STAMP)  ## re-execute notebooks in place (NB=notebooks/03_....ipynb f
 
 student: $(STAMP)  ## the student edition (solutions replaced by stubs) in build/student/
 	$(BIN)/python scripts/build_student_edition.py
+
+figures: $(STAMP)  ## redraw the course's diagrams into notebooks/figures/ (byte for byte the committed ones)
+	$(BIN)/python scripts/draw_figures.py
 
 site: $(STAMP)  ## every notebook as static HTML with a contents page, in build/site/
 	$(BIN)/python scripts/build_site.py

@@ -76,11 +76,12 @@ def _arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float], c
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14, color=colour, linewidth=1.3))
 
 
-def _brace(ax: plt.Axes, x0: float, x1: float, y: float, text: str, colour: str = INK, below: bool = False) -> None:
-    """A bracket from x0 to x1 at height y with a label over (or under) it."""
+def _brace(ax: plt.Axes, x0: float, x1: float, y: float, text: str, colour: str = INK, below: bool = False,
+           left: bool = False) -> None:
+    """A bracket from x0 to x1 at height y with a label over (or under) it, centred or from its left end."""
     tick = -0.08 if not below else 0.08
     ax.plot([x0, x0, x1, x1], [y + tick, y, y, y + tick], color=colour, linewidth=1.3)
-    ax.text((x0 + x1) / 2, y + (0.1 if not below else -0.1), text, ha="center",
+    ax.text(x0 if left else (x0 + x1) / 2, y + (0.1 if not below else -0.1), text, ha="left" if left else "center",
             va="bottom" if not below else "top", fontsize=10, color=colour)
 
 
@@ -116,10 +117,11 @@ def silent_cut() -> plt.Figure:
     fig, ax = _canvas(10.0, 2.6)
     total, window, scale = 1000, 256, 9.0 / 1000
     x0, y = 0.5, 1.0
-    _cell(ax, x0, y, window * scale, 0.5, SKY, "read: tokens 1-256")
+    _cell(ax, x0, y, window * scale, 0.5, SKY, "read: text tokens 1-254")
     _cell(ax, x0 + window * scale, y, (total - window) * scale, 0.5, GREY,
-          "never read: tokens 257-1,000, dropped without an error", alpha=0.6)
-    _brace(ax, x0, x0 + window * scale, y + 0.65, "the model's window (max_seq_length)", colour=BLUE)
+          "never read: text tokens 255-1,000, dropped without an error", alpha=0.6)
+    _brace(ax, x0, x0 + window * scale, y + 0.65, "the window: 256 places, 2 of them for [CLS] and [SEP]",
+           colour=BLUE, left=True)
     _brace(ax, x0, x0 + total * scale, y - 0.15, "the whole document: one vector is made from the blue part only",
            below=True)
     ax.text(0.5, 2.35, "One long text, one vector: the cut is silent", fontsize=12, weight="bold", va="center")
