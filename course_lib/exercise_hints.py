@@ -13,8 +13,9 @@ __all__ = ["EXPECTED", "HINTS"]
 HINTS: dict[str, tuple[str, ...]] = {
     # notebooks/00_start_here.ipynb
     "Exercise 0.1": (
-        "Show your chunks (show_chunks(text, my_chunks(text))) and read the last line of each: a heading "
-        "there belongs to the next chunk. Changing `size` alone rarely fixes it.",
+        "Show your chunks (show_chunks(text, my_chunks(text))) and read the message: a chunk over 60 tokens "
+        "needs a smaller size; a heading on the last line of a chunk belongs to the next one, and changing "
+        "`size` alone rarely moves it there.",
         "The default separators know paragraphs and sentences, not headings. Print SEPARATORS: one preset "
         "cuts before lines that start with '#'. Try it at a few sizes: the merge step can still glue a short "
         "heading to the chunk before it when both fit.",
