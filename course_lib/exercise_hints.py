@@ -161,6 +161,18 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
     # notebooks/09_semantic_chunking.ipynb
+    "Exercise 9.1": (
+        "Look at the curves of section 1: at which buffer does each peak sit on a true change?",
+        "A percentile cuts at the largest few distances of this text; with 12 gaps, percentile 85 cuts about 2.",
+        'The cluster method sees the blocks of the matrix in section 4: try method="cluster" with small pieces.',
+    ),
+    "Exercise 9.3": (
+        "Keep a running count of what is left of the budget; each chunk gives all its tokens, or what is left if "
+        "that is less.",
+        "Stop as soon as nothing is left: a chunk that would give 0 tokens is not returned. An empty ranking "
+        "returns an empty list.",
+        "taken, left = [], budget; for each n: if left == 0, stop; append min(n, left) and subtract it from left.",
+    ),
     "Exercise 9.2": (
         "Go budget by budget: at each one, list the strategies whose span recall is at least 95% and whose "
         "interval against the best (gaps[view, s]) has its upper end at 0 or above.",
