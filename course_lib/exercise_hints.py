@@ -102,15 +102,51 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Search a separator only inside the window, text.rfind(sep, start, end), so no chunk passes "
         "chunk_size; then end = split_at + 1 for '\\n#...' separators, else split_at + len(sep).",
     ),
+    # notebooks/05_overlap_cost_arithmetic.ipynb
+    "Exercise 5.1": (
+        "The vector limit sets a smallest size: chunk_count(10_444, N, M) <= 100.",
+        "Each chunk of N tokens uses N of the 1,000 budget tokens: with N = 500 only 2 chunks fit.",
+        "Overlap spends budget on repeated text; try a few sizes between 120 and 300 without overlap.",
+    ),
+    "Exercise 5.2": (
+        "Section 1's formula gives the count for any M, and the count only grows with M: you want the largest M "
+        "whose count still fits.",
+        "Try every M from 0 to N - 1 with chunk_count(T, N, M); if even M = 0 needs more than max_vectors "
+        "vectors, return None.",
+        "fitting = [M for M in range(N) if chunk_count(T, N, M) <= max_vectors]; "
+        "return max(fitting) if fitting else None.",
+    ),
+    "Exercise 5.3": (
+        "Sort the spans by where they start and walk through them once, keeping the furthest end seen so far.",
+        "A span starts a new place when it begins at or after that furthest end (spans that only touch are "
+        "separate); otherwise it joins the current place and may push its end further.",
+        "count, reach = 0, None; for start, end in sorted(spans): if reach is None or start >= reach: count += 1 "
+        "and reach = end; else reach = max(reach, end). Return count.",
+    ),
     # notebooks/06_late_chunking_xr12.ipynb
     "Exercise 6.1": (
-        "A special token has an empty range (a == b); a token belongs to the chunk when its characters and "
-        "[start, end) share at least one character.",
-        "Keep token i when b > a and a < end and b > start; return (first kept, last kept + 1), or None.",
+        "Read the table of section 1: [CLS] and [SEP] have the empty range (0, 0), every other token a range "
+        "[a, b) with a < b. A token belongs to the chunk when its characters and [start, end) share at least one "
+        "character; the second sentence of the table, (58, 107), should give (17, 28).",
+        "Two ranges [a, b) and [start, end) share a character exactly when a < end and b > start (ends excluded); "
+        "skip the tokens whose range is empty. Return the first such token and one past the last, or None.",
+        "hits = [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]; "
+        "return (hits[0], hits[-1] + 1) if hits else None.",
+    ),
+    "Exercise 6.1 (pooling)": (
+        "Go chunk by chunk: your token_span(offsets, start, end) gives the rows of token_vectors that belong to "
+        "the chunk, and already leaves out [CLS] (the first row) and [SEP] (the last row).",
+        "Average those rows with the slice token_vectors[first:stop] (stop excluded) and .mean(axis=0); then divide "
+        "the mean by its length, np.linalg.norm(mean). Normalize after averaging, not each token before.",
+        "for start, end in spans: first, stop = token_span(offsets, start, end); mean = "
+        "token_vectors[first:stop].mean(axis=0); keep mean / np.linalg.norm(mean). Return np.array of the rows.",
     ),
     "Exercise 6.2": (
-        "Start from section 3's printed plan: the first window keeps from 0, every later one starts `overlap` "
-        "tokens before the previous window's kept end, and keeps up to `overlap` tokens before its own end.",
+        "Compare your plan with the ones printed in section 3 (the picture's 1,200 tokens, the handbook's first "
+        "windows): the first window keeps from 0; every later one starts `overlap` tokens before the previous "
+        "window's kept end and keeps up to `overlap` tokens before its own end.",
+        "A document that fits is one window kept whole. Otherwise add windows while the last kept end is below "
+        "n_tokens; the window that would pass the end is shifted back so that it ends at n_tokens and is full.",
         "Loop while the last kept end is below n_tokens: keep_start = previous keep_end, start = keep_start - "
         "overlap; if start + capacity reaches n_tokens, the last window is (n_tokens - capacity, n_tokens, "
         "keep_start, n_tokens).",
@@ -120,9 +156,12 @@ HINTS: dict[str, tuple[str, ...]] = {
         "smallest overlap. Now read the printed lines: how many times the handbook does that overlap read?",
         "More overlap only reads more. If the smallest overlap that gives enough context already reads too "
         "much, no overlap meets both requirements.",
+        "An overlap of 100 already reads 1.60 times the handbook, over 1.5: return None, and say which "
+        "requirement you would relax (64 tokens of context read 1.44 times).",
     ),
     "Exercise 6.3": (
-        "Mix first, normalize afterwards: each row of the result must have length 1.",
+        "Work on whole arrays, row by row: the same weight for every row, and each result row must have length 1.",
+        "Mix first, normalize afterwards: normalizing each input and then mixing leaves rows shorter than 1.",
         "mixed = weight * late + (1 - weight) * naive; return mixed / np.linalg.norm(mixed, axis=1, keepdims=True).",
     ),
     # notebooks/07_structure_aware_chunking.ipynb
