@@ -211,8 +211,7 @@ def overlap_repeats() -> plt.Figure:
     ax.text(9.85, 2.75, "top 5 for a question\nabout sentence 4", fontsize=10, ha="center", weight="bold")
     for i, line in enumerate(results):
         _box(ax, 8.75, 2.2 - i * 0.42, 2.2, 0.34, line, colour=VERMILION if i < 2 else "white", size=8.5)
-    ax.text(9.85, 0.12, "two of five slots hold the same sentence;\nneighbours fill the rest", fontsize=8.5,
-            ha="center")
+    ax.text(9.85, 0.12, "two of the five slots hold\nthe same sentence", fontsize=8.5, ha="center")
     return fig
 
 
@@ -247,8 +246,8 @@ def macro_window_plan() -> plt.Figure:
     n_tokens, capacity, overlap = 1200, 510, 64
     windows = macro_windows(n_tokens, capacity, overlap)
     fig, ax = _canvas(11.0, 3.8)
-    ax.text(0.3, 3.55, f"Macro windows: a {n_tokens:,}-token document, windows of {capacity} content tokens, "
-            f"{overlap} tokens of context at each inner edge", fontsize=11.5, weight="bold", va="center")
+    ax.text(0.3, 3.55, f"Macro windows: a {n_tokens:,}-token document, windows of {capacity} tokens,\n"
+            f"{overlap} tokens of context at each inner edge, read and then dropped", fontsize=11.5, weight="bold", va="center")
     scale, x0 = 10.0 / n_tokens, 0.5
     _cell(ax, x0, 2.7, n_tokens * scale, 0.35, GREY, f"document: tokens 0-{n_tokens - 1}", alpha=0.5)
     for k, wdw in enumerate(windows):
