@@ -58,6 +58,15 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/03_fixed_size_and_overlap.ipynb
     "Exercise 3.1": (
+        "Keep a running byte position: each token adds the length of its bytes "
+        "(enc.decode_single_token_bytes). A token starts inside a character when the byte at that position "
+        "continues a UTF-8 sequence.",
+        "Encode the text once (data = text.encode('utf-8')). At byte position `byte`, the token starts a "
+        "character unless data[byte] & 0xC0 == 0x80; the end of the data (byte == len(data)) counts as a start.",
+        "For a character start, the offset is len(data[:byte].decode('utf-8')); otherwise append None. Then "
+        "byte += len(enc.decode_single_token_bytes(t)).",
+    ),
+    "Exercise 3.4": (
         "Look at the two characters on either side of each cut; the ends of the text never split anything.",
         "A cut at p splits a word when 0 < p < len(text) and text[p - 1] and text[p] are both letters or "
         "digits (str.isalnum).",

@@ -101,8 +101,8 @@ def nb10():
 
 
 def test_every_exercise_of_these_notebooks_is_tested():
-    tested = {f"Exercise {n}" for n in ("1.1", "1.2", "1.3", "3.1", "3.2", "3.3", "4.1", "4.2", "4.3", "4.4",
-                                        "10.1", "10.2", "10.3", "10.4")}
+    tested = {f"Exercise {n}" for n in ("1.1", "1.2", "1.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2", "4.3",
+                                        "4.4", "10.1", "10.2", "10.3", "10.4")}
     found = set()
     for name in ("01_why_chunking", "03_fixed_size_and_overlap", "04_recursive_splitting", "10_context_for_chunks"):
         notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -167,6 +167,46 @@ def test_1_3_accepts_the_reference(nb01):
 # --- notebook 03 -------------------------------------------------------------------------------------
 
 def test_3_1_rejects(nb03):
+    enc = nb03["enc"]
+
+    def byte_offsets(text, ids):  # forgets to turn bytes into characters
+        offsets, byte = [], 0
+        for t in ids:
+            offsets.append(byte)
+            byte += len(enc.decode_single_token_bytes(t))
+        return offsets
+
+    def decoded_lengths(text, ids):  # adds up the decoded tokens' lengths, U+FFFD and all, never None
+        offsets, pos = [], 0
+        for t in ids:
+            offsets.append(pos)
+            pos += len(enc.decode([t]))
+        return offsets
+
+    def never_inside(text, ids):  # decodes with errors="ignore": a split character never gives None
+        data, offsets, byte = text.encode("utf-8"), [], 0
+        for t in ids:
+            offsets.append(len(data[:byte].decode("utf-8", errors="ignore")))
+            byte += len(enc.decode_single_token_bytes(t))
+        return offsets
+
+    def token_ends(text, ids):  # off by one token: where each token ends
+        data, offsets, byte = text.encode("utf-8"), [], 0
+        for t in ids:
+            byte += len(enc.decode_single_token_bytes(t))
+            starts = byte == len(data) or (data[byte] & 0xC0) != 0x80
+            offsets.append(len(data[:byte].decode("utf-8")) if starts else None)
+        return offsets
+
+    for wrong in (byte_offsets, decoded_lengths, never_inside, token_ends):
+        nb03.rejects("Exercise 3.1", token_char_offsets=wrong)
+
+
+def test_3_1_accepts_the_reference(nb03):
+    nb03.accepts("Exercise 3.1", **nb03.reference("Exercise 3.1"))
+
+
+def test_3_4_rejects(nb03):
     def letters_only(text, cuts):
         return sum(0 < p < len(text) and text[p - 1].isalpha() and text[p].isalpha() for p in cuts)
 
@@ -177,11 +217,11 @@ def test_3_1_rejects(nb03):
         return sum(0 < p < len(text) for p in cuts)
 
     for wrong in (letters_only, no_bounds, every_cut):
-        nb03.rejects("Exercise 3.1", cut_words=wrong)
+        nb03.rejects("Exercise 3.4", cut_words=wrong)
 
 
-def test_3_1_accepts_the_reference(nb03):
-    nb03.accepts("Exercise 3.1", **nb03.reference("Exercise 3.1"))
+def test_3_4_accepts_the_reference(nb03):
+    nb03.accepts("Exercise 3.4", **nb03.reference("Exercise 3.4"))
 
 
 def test_3_2_rejects(nb03):
