@@ -116,15 +116,19 @@ class Lab:
 
 
 @contextmanager
-def jupyterlab(notebook: Path, timeout: float = 60) -> Iterator[Lab]:
-    """Start JupyterLab on localhost over a copy of the notebook's folder and what it reads, with its own state."""
+def jupyterlab(notebook: Path, timeout: float = 60, *, settings: dict[str, dict] | None = None,
+               extra_args: tuple[str, ...] = ()) -> Iterator[Lab]:
+    """Start JupyterLab on localhost over a copy of the notebook's folder and what it reads, with its own state.
+
+    `settings` adds to or replaces LAB_SETTINGS (file name -> the plugin's user settings), e.g. the theme;
+    `extra_args` go to the server's command line (e.g. `--LabApp.expose_app_in_browser=True`)."""
     with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
         tmp = Path(tmp)
         root = tmp / "course"
         shutil.copytree(notebook.parent, root / "notebooks", ignore=COPY_IGNORE)  # its neighbours too
         for folder in folders_beside(sorted(notebook.parent.glob("*.ipynb"))):  # ../data, ../results
             shutil.copytree(ROOT / folder, root / folder, ignore=COPY_IGNORE)
-        for name, value in LAB_SETTINGS.items():
+        for name, value in {**LAB_SETTINGS, **(settings or {})}.items():
             path = tmp / "settings" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value), encoding="utf-8")
@@ -135,7 +139,7 @@ def jupyterlab(notebook: Path, timeout: float = 60) -> Iterator[Lab]:
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
                    f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                    f"--ServerApp.root_dir={root}", "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
-                   "jupyterlab.NeverCheckForUpdate"]
+                   "jupyterlab.NeverCheckForUpdate", *extra_args]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
         log = (tmp / "lab.log").open("w")

@@ -18,8 +18,10 @@ from __future__ import annotations
 import argparse
 import html
 import re
+import shutil
 import sys
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import jinja2
@@ -35,6 +37,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SOURCES_PAGE = "sources.html"  # docs/SOURCES.md, when a page links to it
 GUARD_TAG = "guard"  # code cells that keep the prose true (scripts/move_guards.py): nbval runs them, the site leaves them out
 PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
+IMAGE_OUTPUTS = ("image/png", "image/jpeg", "image/svg+xml")  # outputs shown as an <img>; each gets alt text
+MERMAID = re.compile(r"^\s*(```|~~~)\s*mermaid\b", re.MULTILINE)
 WIDGET_NOTE = "<p><em>Interactive widget: open this notebook in JupyterLab (<code>make lab</code>) to use it.</em></p>"
 
 # The lab template without its CDN scripts, with a navigation bar and solutions folded away.
@@ -59,6 +63,12 @@ details.course-solution > summary { cursor: pointer; color: #555; margin: 0.3em 
 {%- block data_png scoped -%}
 {{ super() | replace('<img ', '<img alt="' ~ (output.metadata.get('course_alt', '') | escape_html) ~ '" ', 1) }}
 {%- endblock data_png -%}
+{%- block data_jpg scoped -%}
+{{ super() | replace('<img ', '<img alt="' ~ (output.metadata.get('course_alt', '') | escape_html) ~ '" ', 1) }}
+{%- endblock data_jpg -%}
+{%- block data_svg scoped -%}
+{{ super() | replace('<img ', '<img alt="' ~ (output.metadata.get('course_alt', '') | escape_html) ~ '" ', 1) }}
+{%- endblock data_svg -%}
 {%- block codecell -%}
 {%- if 'solution' in cell.metadata.get('tags', []) -%}
 <details class="course-solution"><summary>Reference solution (try the exercise first)</summary>
@@ -158,10 +168,62 @@ def _prepared(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             if WIDGET_VIEW in data:
                 del data[WIDGET_VIEW]
                 data.setdefault("text/html", WIDGET_NOTE)
-            if "image/png" in data:
+            if any(kind in data for kind in IMAGE_OUTPUTS):
                 alt = "Plot: " + "; ".join(titles) if titles else "Plot made by the code cell above"
                 output.setdefault("metadata", {})["course_alt"] = alt
     return notebook
+
+
+def _uses_mermaid(notebook: nbformat.NotebookNode) -> bool:
+    """A Markdown cell with a ```mermaid block, or a Mermaid output: the site cannot draw either offline."""
+    return any((c.cell_type == "markdown" and MERMAID.search(c.source))
+               or any("text/vnd.mermaid" in o.get("data", {}) for o in c.get("outputs", []))
+               for c in notebook.cells)
+
+
+class _Images(HTMLParser):
+    """The attributes of every <img> in a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            self.found.append({name: value or "" for name, value in attrs})
+
+
+def page_images(page: str) -> list[dict[str, str]]:
+    """The attributes (src, alt, ...) of every <img> in an HTML page, in page order."""
+    parser = _Images()
+    parser.feed(page)
+    return parser.found
+
+
+def _copy_images(page: str, name: str, folder: Path, out: Path) -> list[Path]:
+    """Copy the local images a page shows (paths relative to the notebook's folder) to the same paths under
+    `out`; return them. Raise ValueError for an image without alt text, missing, or outside the folder."""
+    copied, problems = [], []
+    for image in page_images(page):
+        src = image.get("src", "")
+        if not image.get("alt", "").strip():
+            problems.append(f"an image has no alt text ({src[:60]})")
+        if not src or re.match(r"(data|https?|file):|/", src):  # embedded, remote (caught by the tests) or absolute
+            continue
+        relative = Path(src.split("#")[0].split("?")[0])
+        source = (folder / relative).resolve()
+        if folder.resolve() not in source.parents:
+            problems.append(f"the image {src} lies outside {folder.name}/: the site cannot link it")
+        elif not source.is_file():
+            problems.append(f"the image {src} does not exist")
+        else:
+            target = out / source.relative_to(folder.resolve())
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            copied.append(target)
+    if problems:
+        raise ValueError(f"{name}: " + "; ".join(problems))
+    return copied
 
 
 def _nav(index: int, pages: list[tuple[str, Contents]]) -> str:
@@ -198,15 +260,20 @@ def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[
         template_name="lab",
         template_file="course_page.html.j2",
         extra_loaders=[jinja2.DictLoader({"course_page.html.j2": PAGE_TEMPLATE})],
-        embed_images=True,  # Markdown images become data: URIs, like the plots
+        embed_images=False,  # Markdown images keep their relative links; the files are copied beside the pages
     )
     empty_output_folder(out, ".course-site")
     names = {path.name for path in notebooks}
     written = [out / "index.html"]
+    for path, notebook in loaded:
+        if _uses_mermaid(notebook):
+            raise ValueError(f"{path.name}: uses Mermaid, which the site cannot draw without a script from a CDN; "
+                             "draw the picture in scripts/draw_figures.py and show the SVG instead")
     for index, (path, notebook) in enumerate(loaded):
         resources = {"metadata": {"name": pages[index][1].title, "path": str(path.parent)},
                      "course_nav": _nav(index, pages)}
         body, _ = exporter.from_notebook_node(_prepared(notebook), resources=resources)
+        _copy_images(body, path.name, path.parent, out)
         written.append(out / pages[index][0])
         written[-1].write_text(_link_notebooks(body, names), encoding="utf-8")
     rows = "\n".join(

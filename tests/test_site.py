@@ -166,3 +166,83 @@ def test_source_keys_link_to_the_sites_sources_page(tmp_path):
     assert written[-1].name == "sources.html"
     sources = written[-1].read_text(encoding="utf-8")
     assert '<a id="chunking-i"></a>' in sources and '<a href="index.html">Contents</a>' in sources
+
+
+# Diagrams: Markdown images keep their relative links and the files are copied into the site.
+
+MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)")
+HEADER = "# 99 · Demo\n\n**Learning goals**\n- See a figure.\n\n"
+
+
+def _markdown_images(path: Path) -> list[tuple[str, str]]:
+    notebook = nbformat.read(path, as_version=4)
+    return [m.groups() for c in notebook.cells if c.cell_type == "markdown" for m in MARKDOWN_IMAGE.finditer(c.source)]
+
+
+@pytest.fixture(scope="module")
+def figure_site(tmp_path_factory):
+    """The site of the first course notebook whose Markdown shows a figure."""
+    with_figure = next((p for p in build_site.course_notebooks() if _markdown_images(p)), None)
+    assert with_figure is not None, "no course notebook shows a figure in its Markdown"
+    out = tmp_path_factory.mktemp("figure-site")
+    build_site.build(out, [with_figure])
+    return out, with_figure
+
+
+def test_a_pages_figures_point_at_files_in_the_site_with_alt_text(figure_site):
+    out, notebook = figure_site
+    images = build_site.page_images((out / (notebook.stem + ".html")).read_text(encoding="utf-8"))
+    linked = [image for image in images if not image["src"].startswith("data:")]
+    assert [(image["alt"], image["src"]) for image in linked] == [
+        (html.unescape(alt), src) for alt, src in _markdown_images(notebook)], "each figure, in order, alt kept"
+    for image in linked:
+        assert not re.match(r"[a-z]+:|/", image["src"]), f"{image['src']} is not a relative link"
+        copied = out / image["src"]
+        assert copied.is_file(), f"{image['src']} is not in the site"
+        assert copied.read_bytes() == (notebook.parent / image["src"]).read_bytes()
+    assert all(image.get("alt", "").strip() for image in images), "every image of the page has alt text"
+
+
+def test_the_figure_files_are_svg(figure_site):
+    out, _ = figure_site
+    figures = sorted((out / "figures").glob("*"))
+    assert figures and all(f.suffix == ".svg" and b"<svg" in f.read_bytes()[:500] for f in figures)
+
+
+def _demo(tmp_path: Path, markdown: str) -> Path:
+    path = tmp_path / "99_demo.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(HEADER + markdown)]), path)
+    return path
+
+
+def test_markdown_and_html_images_are_copied_beside_the_page(tmp_path):
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "box.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>', encoding="utf-8")
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    path = _demo(tmp_path, 'A box:\n\n![A "box"](figures/box.svg)\n\n<img src="photo.png" alt="A photo">\n')
+    build_site.build(tmp_path / "site", [path])
+    page = (tmp_path / "site" / "99_demo.html").read_text(encoding="utf-8")
+    assert [(i["src"], i["alt"]) for i in build_site.page_images(page)] == [
+        ("figures/box.svg", 'A "box"'), ("photo.png", "A photo")]
+    assert (tmp_path / "site" / "figures" / "box.svg").read_bytes() == (tmp_path / "figures" / "box.svg").read_bytes()
+    assert (tmp_path / "site" / "photo.png").is_file()
+
+
+@pytest.mark.parametrize("markdown, message", [
+    ("![A box](figures/gone.svg)", r"99_demo\.ipynb: the image figures/gone\.svg does not exist"),
+    ("![](figures/box.svg)", r"99_demo\.ipynb: an image has no alt text"),
+    ("![A box](../box.svg)", r"99_demo\.ipynb: the image \.\./box\.svg lies outside"),
+    ("```mermaid\ngraph LR; A-->B\n```", r"99_demo\.ipynb: uses Mermaid"),
+])
+def test_a_figure_the_site_cannot_show_stops_the_build(tmp_path, markdown, message):
+    (tmp_path / "nb" / "figures").mkdir(parents=True)
+    (tmp_path / "nb" / "figures" / "box.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    (tmp_path / "box.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    with pytest.raises(ValueError, match=message):
+        build_site.build(tmp_path / "site", [_demo(tmp_path / "nb", markdown)])
+
+
+def test_no_course_notebook_uses_mermaid():
+    """The site has no Mermaid script (it would come from a CDN): the course's diagrams are SVG files."""
+    users = [p.name for p in build_site.course_notebooks() if build_site._uses_mermaid(nbformat.read(p, as_version=4))]
+    assert not users, f"{users} use Mermaid: draw the picture in scripts/draw_figures.py instead"

@@ -6,6 +6,8 @@ and the Playwright driver (requirements-browser.txt), which are not course requi
 
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -24,3 +26,24 @@ def pytest_collection_modifyitems(config, items):
     if mine:
         config.hook.pytest_deselected(items=mine)
         items[:] = [item for item in items if item not in mine]
+
+
+IMAGE_COUNTS: dict[str, dict[str, str]] = {}  # notebook -> {"lab", "markdown", "site"}: test_figures_in_browser.py
+
+
+@pytest.fixture(scope="session")
+def image_counts() -> dict[str, dict[str, str]]:
+    """Where test_figures_in_browser.py notes the images each notebook showed (listed at the end of the run)."""
+    return IMAGE_COUNTS
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The images each notebook showed, in JupyterLab and in the site (test_figures_in_browser.py)."""
+    if IMAGE_COUNTS:
+        terminalreporter.section("images shown per notebook")
+        for name, seen in sorted(IMAGE_COUNTS.items()):
+            terminalreporter.write_line(f"{name}: JupyterLab {seen.get('lab', 'not checked')}; "
+                                        f"site {seen.get('site', 'not checked')}")
+        plots_only = [name[:2] for name, seen in sorted(IMAGE_COUNTS.items()) if seen.get("markdown") == "0"]
+        if plots_only:
+            terminalreporter.write_line(f"no diagram in their Markdown (plots only): {', '.join(plots_only)}")
