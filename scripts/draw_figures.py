@@ -103,7 +103,8 @@ def rag_pipeline() -> plt.Figure:
         highlight = name == "chunk"
         _box(ax, x, y, w, 0.75, name, colour=ORANGE if highlight else SKY, size=13, weight="bold")
         ax.text(x + w / 2, y - 0.15, choice, ha="center", va="top", fontsize=9.5)
-        ax.text(x + w / 2, y - 1.05, f"notebooks {where}", ha="center", va="top", fontsize=9, color=BLUE,
+        label = "notebook" if len(where) == 2 else "notebooks"
+        ax.text(x + w / 2, y - 1.05, f"{label} {where}", ha="center", va="top", fontsize=9, color=BLUE,
                 style="italic")
         if i:
             _arrow(ax, (x - gap + 0.02, y + 0.375), (x - 0.02, y + 0.375))
@@ -391,7 +392,7 @@ def render(name: str) -> bytes:
     """One figure as SVG bytes, without a date or a creator version, so a redraw is byte for byte equal."""
     fig = FIGURES[name]()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return buffer.getvalue()
 
