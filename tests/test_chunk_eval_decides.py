@@ -444,7 +444,8 @@ def test_html_puts_the_verdict_and_warnings_first_and_opens_every_question(folde
     docs, questions = folder
     report = evaluate(docs, questions, STRATEGIES, k=1, embedder=ToyEmbedder(), cache=None)
     page = render_html(report)
-    assert page.index('id="verdict"') < page.index('id="warnings"') < page.index('id="results"')
+    assert page.index('id="verdict"') < page.index('id="forest"') < page.index('id="warnings"') < page.index('id="results"')
+    assert page.count("data:image/png;base64,") == 2, "the verdict's forest plot and the size plots, inline"
     assert page.count('<details class="question"') == len(QUESTIONS)
     assert "<mark>" in page and "missed: " in page
     for r in report.results:

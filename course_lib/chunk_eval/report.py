@@ -8,7 +8,7 @@ import io
 
 from course_lib.chunk_eval.inputs import _one_line
 from course_lib.chunk_eval.run import EvalReport, StrategyResult
-from course_lib.display import chunks_to_html
+from course_lib.display import chunks_to_html, forest_plot
 from course_lib.evaluation import CAUSES
 
 __all__ = ["format_table", "format_text", "render_html"]
@@ -176,6 +176,31 @@ def _question_html(report: EvalReport, i: int) -> str:
             f"({hits} of {len(report.results)} strategies hit)</summary>{''.join(rows)}</details>")
 
 
+def _forest_png(report: EvalReport) -> bytes | None:
+    """The verdict as a forest plot: each strategy's difference to the leader with its paired interval,
+    coloured by the verdict, as PNG bytes; None when the run has no verdict."""
+    import matplotlib.pyplot as plt
+
+    verdict = report.verdict
+    if verdict is None:
+        return None
+    names = [r.strategy for r in report.results if r.strategy in verdict.differences]
+    diff = {name: [100 * x for x in verdict.differences[name]] for name in names}  # mean, low, high, in points
+    labels = ["winner" if name == verdict.winner else "leader" if name == verdict.leader
+              else "in play" if name in verdict.in_play else "ruled out" for name in names]
+    fig = forest_plot(names, [diff[n][0] for n in names],
+                      [min(diff[n][1], diff[n][0]) for n in names],  # a percentile bound can sit a hair past
+                      [max(diff[n][2], diff[n][0]) for n in names],  # the mean in float arithmetic: draw it whole
+                      labels, reference=0.0, reference_label=f"the leader, {verdict.leader}",
+                      title=f"{verdict.metric}: each strategy against the leader, {100 * verdict.level:g}% paired "
+                            f"intervals over {verdict.questions} questions",
+                      xlabel=f"difference in {verdict.metric} (points)")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
 def render_html(report: EvalReport) -> str:
     """A self-contained HTML report: the verdict and warnings, the table, the plots (inline PNG), every
     question (openable, its quote marked in each strategy's best chunk, its cause) and the missed ones."""
@@ -189,6 +214,12 @@ def render_html(report: EvalReport) -> str:
         + "".join(f"<td>{e(c)}</td>" for c in _extra_cells(report, r)) + "</tr>"
         for r in report.results)
     png = base64.b64encode(_figure_png(report)).decode("ascii")
+    forest = _forest_png(report)
+    forest_html = ("<p>No verdict: it compares at least two strategies on at least two questions.</p>"
+                   if forest is None else
+                   f'<img id="forest" alt="forest plot: each strategy\'s difference to the leader with its paired '
+                   f'interval, coloured leader, in play or ruled out" '
+                   f'src="data:image/png;base64,{base64.b64encode(forest).decode("ascii")}">')
     warnings = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
     warnings_html = f'<ul id="warnings">{warnings}</ul>' if warnings else '<p id="warnings">No warnings.</p>'
     fixes = ("".join(f"<li>{e(line)}</li>" for line in _fixes(report))
@@ -224,6 +255,7 @@ details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{co
 </head><body>
 <h1>chunk-eval report</h1>
 <p id="verdict">{e(report.verdict_text())}</p>
+{forest_html}
 <h2>Warnings</h2>
 {warnings_html}
 <p>{e(_summary(report)).replace(chr(10), "<br>")}. Model: {e(report.model)}.</p>
