@@ -2,14 +2,24 @@
 
 Each test runs an exercise's self-check cell as the notebook has it, with the learner's function replaced:
 by a plausible wrong answer, which the check must reject (`SelfCheckError`), and by the notebook's reference
-solution, which it must accept. The cells are run on the results files the notebooks read, so no model is
-loaded. Exercises that need the model or a vector store (9.1, 13.x, 14.1, 14.3) are not covered here yet.
+solution, which it must accept. Most cells are run on the results files the notebooks read, so no model is
+loaded. Where a check needs more, the tests run only the cells it needs: 9.1 and 13.2 judge what the real
+model does (its setup cell, loaded once for the module); 13.1 reads the capstone files; 13.3's runs are
+made-up scores judged by `stats.verdict`; 14.1 and 14.3 use a LanceDB store filled by a small deterministic
+stand-in encoder.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
+import re
+import shutil
+import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import numpy as np
@@ -239,3 +249,297 @@ def test_14_2_accepts_the_reference(nb14, capsys):
     run_check("14", "Exercise 14.2", nb14, embedding_hours=scope["embedding_hours"],
               workers_for_a_day=scope["workers_for_a_day"])
     assert capsys.readouterr().out.count("✓ Exercise 14.2") == 2
+
+
+def quiet():
+    return contextlib.redirect_stdout(io.StringIO())
+
+
+# --- notebook 09, exercise 9.1: with the model -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nb09_model() -> dict:
+    """The setup cell (the model, `cached`), section 1's report and `mixes_topics`: what the 9.1 check uses."""
+    namespace: dict = {"__name__": "__main__"}
+    with quiet():
+        exec(_cell("09", "cached = CachingEncoder(model)"), namespace)
+        exec(_cell("09", "TOPIC_STARTS = ["), namespace)
+        source = _cell("09", "def mixes_topics(chunk)")
+        exec(source[:source.index("\nrecursive = ")], namespace)  # the function, not the section's three runs
+    return namespace
+
+
+@pytest.mark.parametrize("settings", [
+    {},                                   # the defaults: one chunk holds two topics
+    {"percentile": 85, "buffer": 2},      # section 1's breakpoint run: the second change blurred
+    {"method": "cluster"},                # the right method with its default pieces: two chunks mix topics
+    {"percentile": 50},                   # topics apart, but 7 chunks: a cut at every other sentence
+])
+def test_9_1_rejects_settings_that_mix_topics_or_cut_too_often(nb09_model, settings):
+    with pytest.raises(SelfCheckError):
+        run_check("09", "Exercise 9.1", nb09_model, my_settings=lambda: dict(settings))
+
+
+def test_9_1_accepts_the_reference(nb09_model, capsys):
+    run_check("09", "Exercise 9.1", nb09_model, my_settings=reference("09", "Exercise 9.1", "my_settings", {}))
+    assert "✓ Exercise 9.1" in capsys.readouterr().out
+
+
+# --- notebook 13 -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nb13(tmp_path_factory) -> dict:
+    """The setup cell (the embedder), the documents and questions, and `paired`, with WORK in a test folder."""
+    import torch
+
+    threads = torch.get_num_threads()  # the setup cell sets 1 thread: give the other tests theirs back
+    namespace: dict = {"__name__": "__main__"}
+    try:
+        with quiet():
+            exec(_cell("13", "embedder = SentenceTransformerEmbedder()"), namespace)
+    finally:
+        torch.set_num_threads(threads)
+    shutil.rmtree(namespace["WORK"], ignore_errors=True)
+    capstone = ROOT / "data" / "capstone"
+    namespace.update(WORK=tmp_path_factory.mktemp("chunk_eval"), CAPSTONE=capstone, DOCS=capstone / "docs",
+                     QUESTIONS=capstone / "questions.jsonl")
+    with quiet():
+        exec(_cell("13", "documents, skipped = read_documents(DOCS)"), namespace)
+        exec(_cell("13", "text_of = {doc.path: doc.text"), namespace)
+        exec(_cell("13", 'typed = {"question"'), namespace)
+        source = _cell("13", "def paired(report, a, b)")
+        exec(source[:source.index("\npairs = ")], namespace)  # the function, not section 5's table
+    return namespace
+
+
+@pytest.mark.parametrize("quote", [
+    "the pressure sensor is guaranteed for two years",       # the quote as typed from memory: not in the documents
+    "Pressure sensor guaranteed for two years",               # reworded, still not a quote
+    "guaranteed for five years from the date of purchase",    # a real quote, next to it: the controller's warranty
+])
+def test_13_1_rejects_quotes_that_are_not_the_sensors_warranty(nb13, quote):
+    with pytest.raises(SelfCheckError):
+        run_check("13", "Exercise 13.1", nb13, fixed_quote=lambda: quote)
+
+
+def test_13_1_accepts_the_reference(nb13, capsys):
+    run_check("13", "Exercise 13.1", nb13, fixed_quote=reference("13", "Exercise 13.1", "fixed_quote", {}))
+    assert "✓ Exercise 13.1" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def nb13_grid(nb13) -> dict:
+    """`grid` with the one row the 13.2 reference reads (recursive:128 at k=1), on the real model."""
+    grid = nb13["evaluate"](nb13["DOCS"], nb13["QUESTIONS"], ["recursive:128"], k=1, embedder=nb13["embedder"],
+                            cache=nb13["WORK"] / "cache")
+    return {**nb13, "grid": grid}
+
+
+@pytest.mark.parametrize("answer", [
+    ("split", "headers:recursive:128"),                   # the right fix, the wrong cause
+    ("wrong_document", "hybrid:recursive:128"),           # one change, the other prefix: q19 still missed
+    ("wrong_document", "late:recursive:128"),             # one change that does not fix a wrong document
+    ("wrong_document", "hybrid:headers:recursive:128"),   # two changes at once
+    ("wrong_document", "recursive 128 with headers"),     # not a strategy id
+])
+def test_13_2_rejects_wrong_causes_and_fixes(nb13_grid, answer):
+    with pytest.raises(SelfCheckError):
+        run_check("13", "Exercise 13.2", nb13_grid, my_diagnosis=lambda: answer)
+
+
+def test_13_2_accepts_the_reference(nb13_grid, capsys):
+    my_diagnosis = reference("13", "Exercise 13.2", "my_diagnosis", nb13_grid)
+    run_check("13", "Exercise 13.2", nb13_grid, my_diagnosis=my_diagnosis)
+    out = capsys.readouterr().out
+    assert "✓ Exercise 13.2" in out and "headers:recursive:128 against recursive:128" in out, out
+
+
+def _made_up_report(hits: dict[str, int], tokens: dict[str, int], n: int = 27) -> SimpleNamespace:
+    """A report as the 13.3 check reads it: per-question recall (the first `hits[s]` questions found, with
+    a different, seeded order per strategy), its costs, and the verdict `stats.verdict` gives on them."""
+    scores = {}
+    for s, found in hits.items():
+        order = np.random.default_rng(zlib.crc32(s.encode())).permutation(n)
+        row = np.zeros(n)
+        row[order[:found]] = 1.0
+        scores[s] = row.tolist()
+    results = [SimpleNamespace(strategy=s, returned_tokens=tokens[s], index_bytes=1000 * tokens[s],
+                               per_question={"recall_at_k": scores[s]}) for s in hits]
+    return SimpleNamespace(verdict=stats.verdict(scores, costs=tokens), results=results)
+
+
+@pytest.fixture(scope="module")
+def nb13_runs() -> dict:
+    """Three made-up runs: no winner with the cheapest row ruled out, a clear winner, and everyone in play."""
+    runs = {
+        "no winner": _made_up_report({"a:256": 20, "b:128": 19, "c:512": 18, "d:64": 6},
+                                     {"a:256": 250, "b:128": 120, "c:512": 480, "d:64": 60}),
+        "a winner": _made_up_report({"a:256": 27, "b:128": 6, "c:512": 5},
+                                    {"a:256": 250, "b:128": 120, "c:512": 480}),
+        "all close": _made_up_report({"a:256": 15, "b:128": 14, "c:512": 15},
+                                     {"a:256": 250, "b:128": 120, "c:512": 480}),
+    }
+    v = runs["no winner"].verdict
+    assert v.winner is None and len(v.in_play) > 1 and "d:64" in v.ruled_out, "the first run's verdict changed"
+    assert runs["a winner"].verdict.winner == "a:256" and runs["all close"].verdict.ruled_out == ()
+    return {**_base(), "runs": runs}
+
+
+def _rows(report):
+    return {r.strategy: r for r in report.results}
+
+
+def _recall(report, s):
+    return _rows(report)[s].per_question["recall_at_k"]
+
+
+def _cheapest_in_play_but_the_leader(report):
+    v = report.verdict
+    return min((s for s in v.in_play if s != v.leader or s == v.winner), key=lambda s: _rows(report)[s].returned_tokens,
+               default=v.leader)
+
+
+def always_the_leader(report):
+    """Wrong: the leader, although no run names a winner."""
+    return report.verdict.leader, (0.0, 0.0)
+
+
+def cheapest_of_all(report):
+    """Wrong: the fewest tokens whatever the verdict, a ruled-out row included."""
+    s = min(report.results, key=lambda r: r.returned_tokens).strategy
+    iv = stats.paired_interval(_recall(report, s), _recall(report, report.verdict.leader))
+    return s, (iv.low, iv.high)
+
+
+def never_the_leader(report):
+    """Wrong: never ships the leader, even when the verdict names it the winner."""
+    v = report.verdict
+    s = min((s for s in v.in_play + v.ruled_out if s != v.leader), key=lambda s: _rows(report)[s].returned_tokens)
+    iv = stats.paired_interval(_recall(report, s), _recall(report, v.leader))
+    return s, (iv.low, iv.high)
+
+
+def leader_minus_mine(report):
+    """Wrong: the interval the other way round (the leader minus the choice)."""
+    s = _cheapest_in_play_but_the_leader(report)
+    iv = stats.paired_interval(_recall(report, report.verdict.leader), _recall(report, s))
+    return s, (iv.low, iv.high)
+
+
+def own_interval(report):
+    """Wrong: the interval of the choice's own recall, not of its difference from the leader."""
+    s = _cheapest_in_play_but_the_leader(report)
+    iv = stats.mean_interval(_recall(report, s))
+    return s, (iv.low, iv.high)
+
+
+@pytest.mark.parametrize("wrong", [always_the_leader, cheapest_of_all, never_the_leader, leader_minus_mine,
+                                   own_interval])
+def test_13_3_rejects_wrong_rules(nb13_runs, wrong):
+    with pytest.raises(SelfCheckError):
+        run_check("13", "Exercise 13.3", nb13_runs, my_rule=wrong)
+
+
+def test_13_3_accepts_the_reference(nb13_runs, capsys):
+    run_check("13", "Exercise 13.3", nb13_runs,
+              my_rule=reference("13", "Exercise 13.3", "my_rule", {"paired_interval": stats.paired_interval}))
+    assert "✓ Exercise 13.3" in capsys.readouterr().out
+
+
+# --- notebook 14, exercises 14.1 and 14.3: a store filled by a stand-in encoder -----------------------
+
+class ToyModel:
+    """Stands in for MiniLM: a text is the normalized sum of seeded vectors of its words (deterministic)."""
+
+    dim = 48
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = sum((np.random.default_rng(zlib.crc32(w.lower().encode())).standard_normal(self.dim)
+                 for w in re.findall(r"\w+", text)), np.full(self.dim, 1e-3))
+        return v / np.linalg.norm(v)
+
+    def encode(self, texts, normalize_embeddings=True, **_):
+        if isinstance(texts, str):
+            return self._vector(texts).astype(np.float32)
+        return np.stack([self._vector(t) for t in texts]).astype(np.float32)
+
+
+@pytest.fixture
+def nb14_store(tmp_path) -> dict:
+    """Section 1's store (the three documents, markdown:128) with the stand-in's vectors, as the checks use it."""
+    if os.environ.get("COURSE_REQUIRE_STORE") != "1":
+        pytest.importorskip("lancedb", reason="the vector-store extra is not installed")
+    from course_lib.chunking import markdown_chunks
+    from course_lib.store import ChunkStore, chunk_rows
+
+    model = ToyModel()
+    store = ChunkStore(tmp_path / "store", dim=model.dim)
+    for doc_id in ("xr12_manual", "city_report", "annual_report"):
+        text = (ROOT / "data" / f"{doc_id}.md").read_text(encoding="utf-8")
+        chunks = markdown_chunks(text, 128)
+        store.reindex(doc_id, chunk_rows(doc_id, text, chunks, model.encode([c.text for c in chunks]),
+                                         strategy="markdown:128", model="toy"))
+    return {**_base(), "store": store, "model": model, "check_true": exercises.check_true}
+
+
+def _city_wrong(kind):
+    def city_citations(question, k, *, ns):
+        store, query = ns["store"], ns["model"].encode(question, normalize_embeddings=True)
+        if kind == "filter after the search":
+            return [h.citation for h in store.search(query, k=k) if h.doc_id == "city_report"]
+        if kind == "no filter":
+            return [h.citation for h in store.search(query, k=k)]
+        hits = store.search(query, k=k, where={"doc_id": "city_report"})
+        if kind == "worst first":
+            return [h.citation for h in reversed(hits)]
+        if kind == "texts":
+            return [h.text for h in hits]
+        raise AssertionError(kind)
+    return city_citations
+
+
+@pytest.mark.parametrize("kind", ["filter after the search", "no filter", "worst first", "texts"])
+def test_14_1_rejects_wrong_searches(nb14_store, kind):
+    wrong = _city_wrong(kind)
+    with pytest.raises(SelfCheckError) as caught:
+        run_check("14", "Exercise 14.1", nb14_store, city_citations=lambda q, k: wrong(q, k, ns=nb14_store))
+    assert "raised" not in str(caught.value).splitlines()[0], "the check should judge the answer, not crash on it"
+
+
+def test_14_1_accepts_the_reference(nb14_store, capsys):
+    run_check("14", "Exercise 14.1", nb14_store,
+              city_citations=reference("14", "Exercise 14.1", "city_citations", nb14_store))
+    assert "✓ Exercise 14.1" in capsys.readouterr().out
+
+
+def returns_rows_written(store, doc_id):
+    """Wrong: one commit, but returns what `reindex` returns (the rows written: 0), not the rows removed."""
+    return store.reindex(doc_id, [])
+
+
+def returns_rows_left(store, doc_id):
+    """Wrong: returns the chunks left in the store."""
+    store.reindex(doc_id, [])
+    return len(store)
+
+
+def one_commit_per_chunk(store, doc_id):
+    """Wrong: deletes chunk by chunk, one commit each (a crash leaves the document half there)."""
+    import lancedb
+
+    table = lancedb.connect(str(store.path)).open_table("chunks")
+    rows = store.chunks_of(doc_id)
+    for row in rows:
+        table.delete(f"chunk_id = '{row['chunk_id']}'")
+    return len(rows)
+
+
+@pytest.mark.parametrize("wrong", [returns_rows_written, returns_rows_left, one_commit_per_chunk])
+def test_14_3_rejects_wrong_retires(nb14_store, wrong):
+    with pytest.raises(SelfCheckError):
+        run_check("14", "Exercise 14.3", nb14_store, retire=wrong)
+
+
+def test_14_3_accepts_the_reference(nb14_store, capsys):
+    run_check("14", "Exercise 14.3", nb14_store, retire=reference("14", "Exercise 14.3", "retire", {}))
+    assert "✓ Exercise 14.3" in capsys.readouterr().out
