@@ -43,9 +43,12 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/02_tokens_vs_characters.ipynb
     "Exercise 2.1": (
-        "It is one ratio for the whole set: total characters over total tokens, not the mean of per-line ratios.",
-        "Add up len(line) over all lines, add up len(get_encoding(tokenizer).encode_ordinary(line)) over all "
-        "lines, then divide.",
+        "It is one ratio for the whole set: total characters over total tokens, not the mean of per-text "
+        "ratios, and each text is counted on its own, not joined to the others.",
+        "Two branches: for \"WordPiece\" count the input_ids of wordpiece(texts, add_special_tokens=False) "
+        "(without that flag every text gains [CLS] and [SEP]); otherwise len(get_encoding(tokenizer)"
+        ".encode_ordinary(text)) for each text.",
+        "Add up len(text) over the texts as given, add up the token counts of the right branch, then divide.",
     ),
     "Exercise 2.2": (
         "For each item, how many times the chars / 4 estimate does the true count need? Then take the share "
@@ -175,6 +178,16 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/07_structure_aware_chunking.ipynb
     "Exercise 7.1": (
+        "Walk the text line by line and keep two things as you go: the offset where the current section "
+        "started, and the path of headings above it. A heading line closes the section before it.",
+        "Keep a running offset (add len(line) + 1 for each line of text.split('\\n')); a heading of level n "
+        "keeps only the headings of the path whose level is below n, then adds itself. A line starting with "
+        "``` flips an 'inside a code block' flag, and no line inside the block is a heading.",
+        "On a heading: if offset > start, append (start, offset, path); then path = [h for h in path if "
+        "len(h.split()[0]) < level] + [line.strip()] and start = offset. After the loop append (start, "
+        "len(text), path), and keep only the sections whose text[a:b].strip() is not empty.",
+    ),
+    "Exercise 7.4": (
         "Chunk each section's text on its own, then move the offsets back into the whole text.",
         "for a, b, path in markdown_sections(text): chunk text[a:b] with fixed_size_chunks, then build "
         "Chunk(c.text, a + c.start, a + c.end, c.n_tokens, {'headings': path}).",

@@ -157,7 +157,39 @@ def _always_cl100k(lines, tokenizer):  # ignores the tokenizer it is given
     return sum(map(len, lines)) / sum(len(encoding.encode_ordinary(line)) for line in lines)
 
 
-@pytest.mark.parametrize("wrong", [_mean_of_ratios, _joined, _always_cl100k])
+def _tiktoken_ratio(texts, tokenizer):  # the right ratio for the OpenAI encodings
+    encoding = get_encoding(tokenizer)
+    return sum(map(len, texts)) / sum(len(encoding.encode_ordinary(text)) for text in texts)
+
+
+def _with_special_tokens(nb02):  # WordPiece counted with its [CLS] and [SEP] around every text
+    wordpiece = nb02.ns["wordpiece"]
+    return lambda texts, tokenizer: (sum(map(len, texts)) / sum(len(ids) for ids in wordpiece(list(texts))["input_ids"])
+                                     if tokenizer == "WordPiece" else _tiktoken_ratio(texts, tokenizer))
+
+
+def _pieces_characters(nb02):  # WordPiece: counts the characters of its lower-cased, accent-free pieces
+    wordpiece = nb02.ns["wordpiece"]
+
+    def ratio(texts, tokenizer):
+        if tokenizer != "WordPiece":
+            return _tiktoken_ratio(texts, tokenizer)
+        pieces = [p for text in texts for p in wordpiece.tokenize(text)]
+        return sum(len(p.removeprefix("##")) for p in pieces) / len(pieces)
+    return ratio
+
+
+def _wordpiece_as_cl100k(texts, tokenizer):  # no WordPiece branch: falls back to cl100k_base
+    return _tiktoken_ratio(texts, "cl100k_base" if tokenizer == "WordPiece" else tokenizer)
+
+
+@pytest.mark.parametrize("make", [_with_special_tokens, _pieces_characters])
+def test_02_1_wrong_wordpiece_counts_fail(nb02, make):
+    message = nb02.rejects("Exercise 2.1", chars_per_token_of=make(nb02))
+    assert len(shown_hints(message)) == 1, message
+
+
+@pytest.mark.parametrize("wrong", [_mean_of_ratios, _joined, _always_cl100k, _wordpiece_as_cl100k])
 def test_02_1_wrong_ratios_fail(nb02, wrong):
     message = nb02.rejects("Exercise 2.1", chars_per_token_of=wrong)
     assert len(shown_hints(message)) == 1, message
@@ -193,9 +225,48 @@ def nb07():
                     ["10bd337c", "f5b0c035", "84bf1833", "3c197a03", "c0a23666", "b96d2175", "0a80884c", "13210897"])
 
 
-@pytest.mark.parametrize("exercise", ["Exercise 7.1", "Exercise 7.2", "Exercise 7.3"])
+@pytest.mark.parametrize("exercise", ["Exercise 7.1", "Exercise 7.2", "Exercise 7.3", "Exercise 7.4"])
 def test_07_reference_solutions_pass(nb07, exercise):
     nb07.accepts(exercise, **nb07.reference(exercise))
+
+
+def _outline(text, *, fences=True, pop=True, newline=1, drop_blank=True):
+    # heading_sections with one mistake switched on: the reference is _outline(text)
+    sections, path, start, offset, in_code = [], [], 0, 0, False
+    for line in text.split("\n"):
+        if fences and line.startswith("```"):
+            in_code = not in_code
+        heading = None if in_code else re.match(r"(#{1,6}) ", line)
+        if heading:
+            if offset > start:
+                sections.append((start, offset, path))
+            level = len(heading.group(1))
+            path = ([h for h in path if len(h.split()[0]) < level] if pop else path) + [line.strip()]
+            start = offset
+        offset += len(line) + newline
+    sections.append((start, len(text), path))
+    return [(a, b, p) for a, b, p in sections if not drop_blank or text[a:b].strip()]
+
+
+def _lstrip_headings(text):  # any line whose stripped text starts with # counts, even ###No-space
+    return [(a, b, p) for a, b, p in _outline(re.sub(r"(?m)^(#{1,6})(?=[^# \n])", r"\1 ", text))]
+
+
+def test_07_1_the_mistakes_switched_off_pass(nb07):
+    nb07.accepts("Exercise 7.1", heading_sections=_outline)
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda text: _outline(text, fences=False),  # a # comment inside a code block becomes a heading
+    lambda text: _outline(text, pop=False),  # the path only grows: siblings pile up
+    lambda text: _outline(text, newline=0),  # forgets the line break in the running offset
+    lambda text: _outline(text, drop_blank=False),  # keeps a section of white space only
+    _lstrip_headings,  # "###No space" read as a heading
+    lambda text: [(a, b, p[-1:]) for a, b, p in _outline(text)],  # the last heading, not the path
+])
+def test_07_1_wrong_outlines_fail(nb07, wrong):
+    message = nb07.rejects("Exercise 7.1", heading_sections=wrong)
+    assert len(shown_hints(message)) == 1, message
 
 
 def _sections_offsets_not_moved(text, size):  # offsets stay relative to the section
@@ -226,8 +297,8 @@ def _last_heading_only(text, size):  # metadata holds the last heading, not the 
     (_whole_text_with_paths, "chunks, but fixed_size_chunks of each section gives"),
     (_last_heading_only, "not the path of its section"),
 ])
-def test_07_1_wrong_chunkers_fail(nb07, wrong, says):
-    assert says in nb07.rejects("Exercise 7.1", section_fixed_chunks=wrong)
+def test_07_4_wrong_chunkers_fail(nb07, wrong, says):
+    assert says in nb07.rejects("Exercise 7.4", section_fixed_chunks=wrong)
 
 
 def _no_comment(source, start):  # never moves
