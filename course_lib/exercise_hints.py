@@ -205,21 +205,38 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/08_measuring_chunkers.ipynb
     "Exercise 8.1": (
+        "Work on the per-question differences a - b: one resample is one row of question indices drawn with "
+        "replacement, and both strategies are scored on the same row (index the differences, not a and b apart).",
+        "draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n)); diff[draws] has one row per "
+        "resample, and .mean(axis=1) gives one difference of means per resample.",
+        "The interval is read from those means, not from a standard error: np.percentile(means, [2.5, 97.5]). "
+        "Return (diff.mean(), low, high).",
+    ),
+    "Exercise 8.2": (
+        "Find the leader by its mean over the questions, not by its place in the dict; then compare every other "
+        "strategy with it, in the order other - leader.",
+        "paired_interval(per_question[s], per_question[leader]).high < 0 rules s out; an interval that "
+        "contains 0 (or only reaches it) leaves s in play.",
+        "The leader wins only when all len(per_question) - 1 others are ruled out; otherwise return None. "
+        "Return (winner, sorted(ruled_out)).",
+    ),
+    "Exercise 8.3": (
+        "Three steps, in order: drop what does not fit the budget, run the verdict on recall over the rest, then "
+        "break the tie among the configurations still in play.",
+        "A configuration fits when 5 * results[f'{c}_naive']['chunks']['mean_tokens'] <= 1000; "
+        "verdict(per_question, costs=dict.fromkeys(per_question, 0)).in_play lists the ones still in play.",
+        "Among those in play, return the one with the highest results[f'{c}_naive']['overall']['iou']['mean'].",
+    ),
+    "Exercise 8.4": (
         "Try a small size, a large one and a few in between, and read what fails: small chunks split an "
         "answer of one or two sentences; large chunks leave room for a single chunk within the budget.",
         "Aim for chunks of about half the budget, so two fit, each large enough to hold most answers whole; "
         "overlap helps small chunks keep an answer in one piece.",
         "Sizes of 48 to 64 tokens reach 26 here, with or without overlap.",
     ),
-    "Exercise 8.2": (
+    "Exercise 8.5": (
         "Count the characters the two ranges share, then the characters in either.",
         "shared = max(0, min(ends) - max(starts)); the union is the two lengths minus what they share.",
-    ),
-    "Exercise 8.3": (
-        "Three steps, in order: drop what does not fit the budget, keep the ties on recall, then break the tie.",
-        "A configuration fits when 5 * results[f'{c}_naive']['chunks']['mean_tokens'] <= 1000; the tie is every "
-        "fitting configuration within 1 point of the best fitting recall.",
-        "Among the tied ones, return the one with the highest results[...]['overall']['iou']['mean'].",
     ),
     # notebooks/09_semantic_chunking.ipynb
     "Exercise 9.1": (
