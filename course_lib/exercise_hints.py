@@ -116,11 +116,34 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/05_overlap_cost_arithmetic.ipynb
     "Exercise 5.1": (
-        "The vector limit sets a smallest size: chunk_count(10_444, N, M) <= 100.",
+        "Walk as the chunker does: the first window starts at 0, each window ends N tokens after its start or at "
+        "T, whichever comes first, and stop as soon as a window ends at T.",
+        "After a window (start, end) that does not reach T, the next one starts M tokens before end; no "
+        "tokens (T = 0) means no window at all.",
+        "if T <= 0: return []; windows, start = [], 0; loop: end = min(start + N, T); append (start, end); "
+        "if end == T: return windows; start = end - M.",
+    ),
+    "Exercise 5.1 (count)": (
+        "Read the derivation above: window k covers [k(N - M), k(N - M) + N), and the count stops at the first "
+        "window that reaches T. Handle T = 0 and T <= N first.",
+        "Rounding down drops the last, shorter window, and T / (N - M) counts M tokens too many: the formula "
+        "is ceil((T - M) / (N - M)) for T > N.",
+        "if T <= 0: return 0; if T <= N: return 1; return math.ceil((T - M) / (N - M)) "
+        "(or, in integers, (T - M + N - M - 1) // (N - M)).",
+    ),
+    "Exercise 5.1 (cost)": (
+        "The chunk count comes from your chunk_count; the vectors' bytes follow from the count, the dimension "
+        "and the size of one float32.",
+        "A float32 takes 4 bytes (not 8, that is float64); every window after the first starts M tokens before "
+        "the previous one ended, so it repeats M tokens.",
+        "n = chunk_count(T, N, M); tokens = T + max(n - 1, 0) * M; return n, tokens, n * dim * 4.",
+    ),
+    "Exercise 5.2": (
+        "The vector limit sets a smallest size: windows_needed(10_444, N, M) <= 100.",
         "Each chunk of N tokens uses N of the 1,000 budget tokens: with N = 500 only 2 chunks fit.",
         "Overlap spends budget on repeated text; try a few sizes between 120 and 300 without overlap.",
     ),
-    "Exercise 5.2": (
+    "Exercise 5.3": (
         "Section 1's formula gives the count for any M, and the count only grows with M: you want the largest M "
         "whose count still fits.",
         "Try every M from 0 to N - 1 with chunk_count(T, N, M); if even M = 0 needs more than max_vectors "
@@ -128,7 +151,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "fitting = [M for M in range(N) if chunk_count(T, N, M) <= max_vectors]; "
         "return max(fitting) if fitting else None.",
     ),
-    "Exercise 5.3": (
+    "Exercise 5.4": (
         "Sort the spans by where they start and walk through them once, keeping the furthest end seen so far.",
         "A span starts a new place when it begins at or after that furthest end (spans that only touch are "
         "separate); otherwise it joins the current place and may push its end further.",

@@ -4,7 +4,7 @@ Each test runs an exercise's self-check cell as the notebook has it (its case ge
 the code under `if check_...(...):` is left out) with the learner's function replaced: by wrong answers a
 learner might write, which must raise `SelfCheckError`, and by the notebook's reference solution, which must
 pass. Inputs are small: notebook 06's checks need only the model's tokenizer (loaded alone, no weights), and
-exercise 5.1's `measure`, which embeds the whole speech in the notebook, is replaced by the recall the notebook
+exercise 5.2's `measure`, which embeds the whole speech in the notebook, is replaced by the recall the notebook
 measured for each setting (the reference solution's comment), so the test checks the rules the check applies.
 """
 
@@ -78,7 +78,146 @@ def reference(path: Path, name: str, function: str, part: int = 0, **extra):
 
 # === notebook 05 ===================================================================================
 
-# Exercise 5.1: recall within the budget, as the notebook measured it (the reference solution's comment)
+# Exercise 5.1: the windows, the count and the cost, checked against fixed_size_chunks and a brute force
+
+def run_5_1(part: int, **functions):
+    """Run part `part` of Exercise 5.1's checks with the learner's functions replaced by `functions`.
+
+    The definitions of the earlier parts' check cells (the library's windows, the brute force, the cases)
+    are run first, as in the notebook.
+    """
+    from course_lib.chunking import fixed_size_chunks
+
+    namespace = _namespace(fixed_size_chunks=fixed_size_chunks, **functions)
+    checks = [check for _, check in _parts(NB05, "Exercise 5.1")]
+    assert len(checks) == 3, "Exercise 5.1 has three parts: windows, count, cost"
+    for check in checks[:part]:
+        for statement in ast.parse(check).body:
+            if not _calls_a_check(statement):
+                exec(compile(ast.Module([statement], type_ignores=[]), "<check cell>", "exec"), namespace)
+    return run_check(checks[part], namespace)
+
+
+def _windows_only_full(T, N, M=0):
+    """Wrong: only full windows, the last partial window is forgotten."""
+    return [(s, s + N) for s in range(0, T - N + 1, N - M)]
+
+
+def _windows_one_too_many(T, N, M=0):
+    """Wrong: a window at every stride below T, even after one has reached the end."""
+    return [(s, min(s + N, T)) for s in range(0, T, N - M)]
+
+
+def _windows_no_overlap(T, N, M=0):
+    """Wrong: the next window starts where the last one ended (the overlap is ignored)."""
+    return [(s, min(s + N, T)) for s in range(0, T, N)]
+
+
+def _windows_for_nothing(T, N, M=0):
+    """Wrong: one empty window for a text of no tokens."""
+    return reference(NB05, "Exercise 5.1", "token_windows")(T, N, M) or [(0, 0)]
+
+
+@pytest.mark.parametrize("wrong", [_windows_only_full, _windows_one_too_many, _windows_no_overlap,
+                                   _windows_for_nothing], ids=lambda f: f.__name__.strip("_"))
+def test_5_1_windows_rejects_a_wrong_walk(wrong):
+    with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
+        run_5_1(0, token_windows=wrong)
+
+
+def _count_floor(T, N, M=0):
+    """Wrong: rounds down, which forgets the last partial window."""
+    return 0 if T <= 0 else 1 if T <= N else (T - M) // (N - M)
+
+
+def _count_full_windows_plus_one(T, N, M=0):
+    """Wrong: full windows after the first, plus one, again without the last partial window."""
+    return 0 if T <= 0 else 1 if T <= N else (T - N) // (N - M) + 1
+
+
+def _count_estimate(T, N, M=0):
+    """Off by one: ceil(T / (N - M)), the estimate, one window too many whenever M > 0 (39,999 is 40,000)."""
+    return 0 if T <= 0 else 1 if T <= N else math.ceil(T / (N - M))
+
+
+def _count_no_short_text_case(T, N, M=0):
+    """Wrong: the formula alone, also for T <= N (0 or fewer chunks for a short text with overlap)."""
+    return 0 if T <= 0 else math.ceil((T - M) / (N - M))
+
+
+def _count_one_for_nothing(T, N, M=0):
+    """Wrong: one chunk for a text of no tokens."""
+    return 1 if T <= N else math.ceil((T - M) / (N - M))
+
+
+@pytest.mark.parametrize("wrong", [_count_floor, _count_full_windows_plus_one, _count_estimate,
+                                   _count_no_short_text_case, _count_one_for_nothing],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_5_1_count_rejects_a_wrong_count(wrong):
+    with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
+        run_5_1(1, chunk_count=wrong)
+
+
+def _cost_float64(T, N, M, dim):
+    """Wrong: 8 bytes a number (float64) instead of float32's 4."""
+    n = chunk_count(T, N, M)
+    return n, T + max(n - 1, 0) * M, n * dim * 8
+
+
+def _cost_every_window_repeats(T, N, M, dim):
+    """Off by one: every window, the first too, counted as repeating M tokens."""
+    n = chunk_count(T, N, M)
+    return n, T + n * M, n * dim * 4
+
+
+def _cost_full_windows(T, N, M, dim):
+    """Wrong: every window counted as N tokens, the last partial one too."""
+    n = chunk_count(T, N, M)
+    return n, n * N, n * dim * 4
+
+
+@pytest.mark.parametrize("wrong", [_cost_float64, _cost_every_window_repeats, _cost_full_windows],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_5_1_cost_rejects_a_wrong_cost(wrong):
+    with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
+        run_5_1(2, index_cost=wrong)
+
+
+def test_5_1_accepts_the_reference_parts(capsys):
+    windows = reference(NB05, "Exercise 5.1", "token_windows", part=0)
+    count = reference(NB05, "Exercise 5.1", "chunk_count", part=1)
+    cost = reference(NB05, "Exercise 5.1", "index_cost", part=2, chunk_count=count)
+    assert run_5_1(0, token_windows=windows)
+    assert run_5_1(1, chunk_count=count)
+    assert run_5_1(2, index_cost=cost)
+    assert capsys.readouterr().out.count("✓ Exercise 5.1: all") == 3
+
+
+def test_5_1_cases_hold_the_edge_cases():
+    """The generated cases hold M = 0, N dividing T, T < N, T = 0 and a last partial window."""
+    from course_lib.chunking import fixed_size_chunks
+
+    namespace = _namespace(fixed_size_chunks=fixed_size_chunks)
+    for _, check in _parts(NB05, "Exercise 5.1")[:2]:
+        for statement in ast.parse(check).body:
+            if not _calls_a_check(statement):
+                exec(compile(ast.Module([statement], type_ignores=[]), "<check cell>", "exec"), namespace)
+    cases = namespace["SMALL"] + namespace["LARGE"]
+    assert any(M == 0 for _, _, M in cases) and any(T == 0 for T, _, _ in cases)
+    assert any(0 < T < N for T, N, _ in cases) and any(T > N and T % N == 0 for T, N, _ in cases)
+    assert any(T > N and (T - M) % (N - M) for T, N, M in cases), "a last window shorter than N"
+    assert any(M == N - 1 > 0 for _, N, M in cases)
+
+
+def test_5_1_stub_is_reported_as_not_solved(capsys):
+    def stub(*args):
+        raise NotImplementedError
+    for part, name in enumerate(("token_windows", "chunk_count", "index_cost")):
+        run_5_1(part, **{name: stub})
+    assert capsys.readouterr().out.count("not solved yet") == 3
+
+
+# Exercise 5.2: recall within the budget, as the notebook measured it (the reference solution's comment)
 MEASURED_RECALL = {(120, 0): 0.934, (150, 0): 0.920, (200, 0): 0.977, (250, 62): 0.940, (500, 0): 0.855}
 
 
@@ -86,7 +225,7 @@ def chunk_count(T, N, M=0):  # notebook 05, section 1
     return 0 if T <= 0 else 1 if T <= N else math.ceil((T - M) / (N - M))
 
 
-def run_5_1(choice):
+def run_5_2(choice):
     namespace = _namespace(chunk_count=chunk_count)
     setup = next(c.source for c in nbformat.read(NB05, as_version=4).cells
                  if c.cell_type == "code" and "def measure(" in c.source)
@@ -95,7 +234,7 @@ def run_5_1(choice):
     namespace["measure"] = lambda size, overlap: (chunk_count(10_444, size, overlap),
                                                   MEASURED_RECALL.get((size, overlap), 1.0))
     namespace["my_choice"] = choice
-    return run_check(_parts(NB05, "Exercise 5.1")[0][1], namespace)
+    return run_check(_parts(NB05, "Exercise 5.2")[0][1], namespace)
 
 
 @pytest.mark.parametrize("wrong, why", [
@@ -104,14 +243,14 @@ def run_5_1(choice):
     ((150, 0), "under 95%"),
     ((250, 250), "must be at least 0 and smaller"),
 ], ids=["too-many-vectors", "too-large", "low-recall", "overlap-equals-size"])
-def test_5_1_rejects_a_choice_that_breaks_a_limit(wrong, why):
+def test_5_2_rejects_a_choice_that_breaks_a_limit(wrong, why):
     with pytest.raises(SelfCheckError, match=why):
-        run_5_1(lambda: wrong)
+        run_5_2(lambda: wrong)
 
 
-def test_5_1_accepts_the_reference_choice(capsys):
-    assert run_5_1(reference(NB05, "Exercise 5.1", "my_choice"))
-    assert "✓ Exercise 5.1: correct." in capsys.readouterr().out
+def test_5_2_accepts_the_reference_choice(capsys):
+    assert run_5_2(reference(NB05, "Exercise 5.2", "my_choice"))
+    assert "✓ Exercise 5.2: correct." in capsys.readouterr().out
 
 
 def _largest_by_estimate(T, N, max_vectors):
@@ -134,14 +273,14 @@ def _zero_when_nothing_fits(T, N, max_vectors):
 
 @pytest.mark.parametrize("wrong", [_largest_by_estimate, _smallest_overlap, _zero_when_nothing_fits],
                          ids=lambda f: f.__name__.strip("_"))
-def test_5_2_rejects_a_wrong_max_overlap(wrong):
-    with pytest.raises(SelfCheckError, match=r"Exercise 5\.2 is not solved yet: `"):
-        run_check(_parts(NB05, "Exercise 5.2")[0][1], _namespace(chunk_count=chunk_count, max_overlap=wrong))
+def test_5_3_rejects_a_wrong_max_overlap(wrong):
+    with pytest.raises(SelfCheckError, match=r"Exercise 5\.3 is not solved yet: `"):
+        run_check(_parts(NB05, "Exercise 5.3")[0][1], _namespace(chunk_count=chunk_count, max_overlap=wrong))
 
 
-def test_5_2_accepts_the_reference():
-    right = reference(NB05, "Exercise 5.2", "max_overlap", chunk_count=chunk_count)
-    assert run_check(_parts(NB05, "Exercise 5.2")[0][1], _namespace(max_overlap=right))
+def test_5_3_accepts_the_reference():
+    right = reference(NB05, "Exercise 5.3", "max_overlap", chunk_count=chunk_count)
+    assert run_check(_parts(NB05, "Exercise 5.3")[0][1], _namespace(max_overlap=right))
 
 
 def _touching_joins(spans):
@@ -177,13 +316,13 @@ def _half_rule(spans):
 
 
 @pytest.mark.parametrize("wrong", [_touching_joins, _unsorted, _half_rule], ids=lambda f: f.__name__.strip("_"))
-def test_5_3_rejects_a_wrong_places(wrong):
-    with pytest.raises(SelfCheckError, match=r"Exercise 5\.3 is not solved yet: `"):
-        run_check(_parts(NB05, "Exercise 5.3")[0][1], _namespace(places=wrong))
+def test_5_4_rejects_a_wrong_places(wrong):
+    with pytest.raises(SelfCheckError, match=r"Exercise 5\.4 is not solved yet: `"):
+        run_check(_parts(NB05, "Exercise 5.4")[0][1], _namespace(places=wrong))
 
 
-def test_5_3_accepts_the_reference():
-    assert run_check(_parts(NB05, "Exercise 5.3")[0][1], _namespace(places=reference(NB05, "Exercise 5.3", "places")))
+def test_5_4_accepts_the_reference():
+    assert run_check(_parts(NB05, "Exercise 5.4")[0][1], _namespace(places=reference(NB05, "Exercise 5.4", "places")))
 
 
 # === notebook 06 ===================================================================================
@@ -415,7 +554,8 @@ def test_6_3_accepts_the_reference():
 
 # === the hints ========================================================================================
 
-@pytest.mark.parametrize("name", ["Exercise 5.1", "Exercise 5.2", "Exercise 5.3", "Exercise 6.1",
+@pytest.mark.parametrize("name", ["Exercise 5.1", "Exercise 5.1 (count)", "Exercise 5.1 (cost)", "Exercise 5.2",
+                                  "Exercise 5.3", "Exercise 5.4", "Exercise 6.1",
                                   "Exercise 6.1 (pooling)", "Exercise 6.2", "Exercise 6.3"])
 def test_hints_come_in_three_tiers_and_stay_out_of_the_check_cells(name):
     assert len(HINTS[name]) == 3, f"{name}: a nudge, a closer hint, nearly the answer"
