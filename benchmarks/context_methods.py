@@ -11,7 +11,7 @@ Three data sets, each written to results/context_<dataset>.json:
   parent is a larger recursive window (512 tokens).
 - `collection`: the course's late-chunking collection (data/late_collection.json, notebook 06):
   12 Markdown documents, 44 questions, base chunks = pairs of sentences as in notebook 06.
-- `reports`: the course's English Markdown documents with notebook 08's 30 questions
+- `reports`: the course's English Markdown documents with the 30 questions of notebook 08's Exercise 8.4
   (data/eval_questions.json), base chunks = pairs of sentences.
 
 Every method returns ranked character spans; all are scored with course_lib.evaluation at

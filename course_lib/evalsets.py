@@ -5,7 +5,7 @@ and `benchmarks/llm_context.py` all measure on the same sets, built here once:
 
 - `course_set("collection")`: the late-chunking collection of notebook 06 (`data/late_collection.json`,
   12 Markdown documents, 44 questions); `course_set("reports")`: the course's English Markdown
-  documents with notebook 08's 30 questions; base chunks are pairs of sentences;
+  documents with the 30 questions of notebook 08's Exercise 8.4; base chunks are pairs of sentences;
 - `chroma_set(corpora)`: Chroma's benchmark, base chunks of 250 tokens with Chroma's separators.
 
 Everything is a character span `(document, start, end)`. A ranking is scored by the reciprocal

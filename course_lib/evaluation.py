@@ -420,7 +420,7 @@ def miss_cause(returned: Sequence[DocSpan], ranked: Sequence[DocSpan], quotes: S
 def summarize(scores: Sequence[float]) -> dict[str, float]:
     """Mean and population standard deviation of per-question scores, in percent.
 
-    Taught in notebooks/08_measuring_chunkers.ipynb, section 3.
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 4.
     """
     values = np.asarray(list(scores), dtype=float)
     if values.ndim != 1 or values.size == 0:
@@ -456,7 +456,7 @@ class VectorIndex:
     Results come best first; equal scores keep insertion order (the lower row first),
     so a search is deterministic. `ids` (default 0..n-1) label the rows.
 
-    Taught in notebooks/06_late_chunking_xr12.ipynb, section 3 and notebooks/08_measuring_chunkers.ipynb, section 3.
+    Taught in notebooks/06_late_chunking_xr12.ipynb, section 3 and notebooks/08_measuring_chunkers.ipynb, section 4.
     """
 
     def __init__(self, vectors: Any, ids: Sequence[Any] | None = None):

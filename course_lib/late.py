@@ -98,7 +98,7 @@ def content_token_ranges(doc: DocumentTokens, text: str, chunks: Sequence[Span])
     """Content-token range `[a, b)` (indices into `doc.ids`, no special tokens) of each chunk of `text`,
     for a document already tokenized by `tokenize_document`: the tokens whose characters intersect it.
 
-    Taught in notebooks/08_measuring_chunkers.ipynb, section 4.
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 6.
     """
     spans = as_spans(text, chunks)
     starts = np.array([s for s, _ in doc.offsets], dtype=np.int64)
@@ -218,7 +218,7 @@ def pool_chunks(doc: DocumentTokens, vectors: np.ndarray, text: str, chunks: Seq
     A token belongs to a chunk when its characters intersect the chunk's (`content_token_ranges`).
     This is the pooling of `late_chunk_embeddings`, for callers that keep a document's token vectors
     to pool several chunkings from one encoding (chunk-eval, the benchmarks).
-    Taught in notebooks/08_measuring_chunkers.ipynb, section 4.
+    Taught in notebooks/08_measuring_chunkers.ipynb, section 6.
     """
     ranges = content_token_ranges(doc, text, chunks)
     if not ranges:

@@ -4,8 +4,11 @@ Every strategy is scored on the same questions, so strategies are compared quest
 resample draws the questions with replacement, `rng.integers(0, n, size=(resamples, n))` with
 `rng = numpy.random.default_rng(seed)`, and every strategy is scored on the same draw (paired). The
 95% interval of a mean is the middle 95% of its resampled means (percentiles 2.5 and 97.5). With the
-same `resamples` and `seed` these are the intervals notebooks 06 and 09 and `benchmarks/context_methods.py`
+same `resamples` and `seed` these are the intervals notebooks 08-13 and `benchmarks/context_methods.py`
 computed.
+
+Taught in notebooks/08_measuring_chunkers.ipynb, section 3 (the paired bootstrap and the verdict rule,
+built by the learner, then used from this module).
 
 - `paired_interval(a, b)`: the mean of `a - b` over questions and its interval.
 - `mean_interval(values)`: one strategy's own mean and its interval.
