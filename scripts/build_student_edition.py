@@ -120,6 +120,13 @@ def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
     return exercises
 
 
+def student_exercises(original: nbformat.NotebookNode) -> list[Exercise]:
+    """The original's exercises, with their cells' places in the student edition, which leaves out guard cells."""
+    kept = [i for i, cell in enumerate(original.cells) if not is_guard(cell)]
+    at = {i: k for k, i in enumerate(kept)}
+    return [Exercise(e.name, at[e.solution], at[e.check]) for e in find_exercises(original)]
+
+
 def is_guard(cell: nbformat.NotebookNode) -> bool:
     """A hidden cell that keeps the prose true (tagged `guard`): nbval runs it; learners never see it."""
     return cell.cell_type == "code" and "guard" in cell.metadata.get("tags", [])

@@ -71,8 +71,8 @@ def test_the_copy_holds_no_solution_code(full_copy, path):
     text = (out / "notebooks" / path.name).read_text(encoding="utf-8")
     assert edition.BEGIN not in text and edition.END not in text
     mine = nbformat.reads(text, as_version=4)
-    for exercise in edition.find_exercises(original):
-        stub = mine.cells[exercise.solution].source
+    for exercise, at in zip(edition.find_exercises(original), edition.student_exercises(original)):
+        stub = mine.cells[at.solution].source
         assert "raise NotImplementedError" in stub, f"{path.name}, {exercise.name}: no stub"
         for line in _solution_lines(original.cells[exercise.solution].source):
             assert line not in stub, f"{path.name}, {exercise.name}: solution line in the learner's copy: {line!r}"

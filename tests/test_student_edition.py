@@ -11,7 +11,6 @@ quiet, offline settings from this process.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import builtins
 import json
 import symtable
@@ -174,13 +173,6 @@ def _solution_lines(source: str) -> list[str]:
     return lines
 
 
-def student_exercises(original: nbformat.NotebookNode) -> list:
-    """The original's exercises, with their cell indices in the student edition, which leaves out `guard` cells."""
-    kept = [i for i, cell in enumerate(original.cells) if not edition.is_guard(cell)]
-    at = {i: k for k, i in enumerate(kept)}
-    return [dataclasses.replace(e, solution=at[e.solution], check=at[e.check]) for e in edition.find_exercises(original)]
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_solution_code_remains(student_dir, path):
     original = nbformat.read(path, as_version=4)
@@ -191,7 +183,7 @@ def test_no_solution_code_remains(student_dir, path):
         json.dumps(c.get("outputs", [])) + c.source
         for c in original.cells if "solution" not in c.metadata.get("tags", [])
     )
-    for exercise, at in zip(edition.find_exercises(original), student_exercises(original)):
+    for exercise, at in zip(edition.find_exercises(original), edition.student_exercises(original)):
         stub = student.cells[at.solution]
         assert "raise NotImplementedError" in stub.source and "source_hidden" not in json.dumps(stub.metadata)
         assert stub.outputs == [] and student.cells[at.check].outputs == []
@@ -370,7 +362,7 @@ def shared_kernel_run(student_dir) -> dict[str, tuple[nbformat.NotebookNode, dic
             continue
         student = nbformat.read(student_dir / "notebooks" / path.name, as_version=4)
         combined.metadata = student.metadata
-        small, checks = trimmed(student, student_exercises(nbformat.read(path, as_version=4)))
+        small, checks = trimmed(student, edition.student_exercises(nbformat.read(path, as_version=4)))
         combined.cells.append(nbformat.v4.new_code_cell("%reset -f"))
         offset = len(combined.cells)
         combined.cells += small.cells
@@ -387,7 +379,7 @@ def test_each_self_check_reports_its_stub_without_stopping(shared_kernel_run, st
     # Confirm on the whole notebook, as a learner runs it, before failing.
     student_path = student_dir / "notebooks" / path.name
     full = run(nbformat.read(student_path, as_version=4), student_path.parent)
-    exercises = student_exercises(nbformat.read(path, as_version=4))
+    exercises = edition.student_exercises(nbformat.read(path, as_version=4))
     wrong = unreported_checks(full, {e.check: e.name for e in exercises})
     errors = [f"cell {i}: {o.ename}" for i, c in enumerate(full.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.output_type == "error"]
