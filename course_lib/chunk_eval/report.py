@@ -184,8 +184,9 @@ def _forest_png(report: EvalReport) -> bytes | None:
     verdict = report.verdict
     if verdict is None:
         return None
-    names = [r.strategy for r in report.results if r.strategy in verdict.differences]
-    diff = {name: [100 * x for x in verdict.differences[name]] for name in names}  # mean, low, high, in points
+    names = [r.strategy for r in report.results if r.strategy in verdict.differences or r.strategy == verdict.leader]
+    # mean, low, high of each strategy minus the leader, in points (the leader against itself: 0)
+    diff = {name: [100 * x for x in verdict.differences.get(name, (0.0, 0.0, 0.0))] for name in names}
     labels = ["winner" if name == verdict.winner else "leader" if name == verdict.leader
               else "in play" if name in verdict.in_play else "ruled out" for name in names]
     fig = forest_plot(names, [diff[n][0] for n in names],
