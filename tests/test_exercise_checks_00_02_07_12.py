@@ -10,78 +10,19 @@ only.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import re
-from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from course_lib import exercises  # noqa: E402
 from course_lib.chunking import recursive_chunks  # noqa: E402
-from course_lib.exercises import SelfCheckError  # noqa: E402
 from course_lib.tokens import get_encoding  # noqa: E402
-from scripts import build_student_edition as edition  # noqa: E402
-
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-
-
-@contextlib.contextmanager
-def in_notebooks():
-    """Run in the notebooks' folder, as the notebooks do (they read ../data and ../results)."""
-    here = os.getcwd()
-    os.chdir(NOTEBOOKS)
-    try:
-        yield
-    finally:
-        os.chdir(here)
-
-
-class Notebook:
-    """Some cells of a notebook, run once: the namespace its exercises' checks need."""
-
-    def __init__(self, name: str, cell_ids: list[str]) -> None:
-        self.notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
-        self.exercises = {e.name: e for e in edition.find_exercises(self.notebook)}
-        by_id = {cell.get("id"): cell for cell in self.notebook.cells}
-        self.ns: dict = {"__name__": "__main__"}
-        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
-            for cell_id in cell_ids:
-                exec(compile(by_id[cell_id].source, f"{name}:{cell_id}", "exec"), self.ns)
-        plt.close("all")
-
-    def check(self, exercise: str, **learner) -> str:
-        """Run the exercise's self-check cell with the learner's definitions; return what it printed."""
-        namespace = dict(self.ns, **learner)
-        out = io.StringIO()
-        with in_notebooks(), contextlib.redirect_stdout(out):
-            exec(self.notebook.cells[self.exercises[exercise].check].source, namespace)
-        plt.close("all")
-        return out.getvalue()
-
-    def reference(self, exercise: str) -> dict:
-        """What the exercise's solution cell defines, from the notebook's reference solution."""
-        namespace = dict(self.ns)
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(self.notebook.cells[self.exercises[exercise].solution].source, namespace)
-        return {k: v for k, v in namespace.items() if k not in self.ns or self.ns[k] is not v}
-
-    def accepts(self, exercise: str, **learner) -> None:
-        printed = self.check(exercise, **learner)
-        assert f"✓ {exercise}" in printed, printed
-
-    def rejects(self, exercise: str, **learner) -> str:
-        with pytest.raises(SelfCheckError) as caught:
-            self.check(exercise, **learner)
-        return str(caught.value)
+from notebook_checks import Notebook  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

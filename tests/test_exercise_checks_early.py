@@ -10,74 +10,15 @@ one test's answer never leaks into the next.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
-import os
 import re
-from pathlib import Path
 
-import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
-from course_lib.exercises import SelfCheckError
 from course_lib.tokens import count_tokens
 from scripts import build_student_edition as edition
-
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-
-
-@contextlib.contextmanager
-def in_notebooks():
-    """Run with the notebooks' folder as the working directory, as the notebooks do (they read ../data)."""
-    here = os.getcwd()
-    os.chdir(NOTEBOOKS)
-    try:
-        yield
-    finally:
-        os.chdir(here)
-
-
-class Notebook:
-    """A notebook run once in this process: its namespace, and its exercises' cells."""
-
-    def __init__(self, name: str) -> None:
-        self.notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
-        self.exercises = {e.name: e for e in edition.find_exercises(self.notebook)}
-        self.ns: dict = {"__name__": "__main__"}
-        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
-            for cell in self.notebook.cells:
-                if cell.cell_type == "code":
-                    exec(compile(cell.source, name, "exec"), self.ns)
-        plt.close("all")
-
-    def __getitem__(self, key: str):
-        return self.ns[key]
-
-    def check(self, exercise: str, **learner) -> str:
-        """Run the exercise's self-check cell with the learner's definitions; return what it printed."""
-        namespace = dict(self.ns, **learner)
-        out = io.StringIO()
-        with in_notebooks(), contextlib.redirect_stdout(out):
-            exec(self.notebook.cells[self.exercises[exercise].check].source, namespace)
-        return out.getvalue()
-
-    def reference(self, exercise: str) -> dict:
-        """The names the exercise's solution cell defines, from the notebook's reference solution."""
-        namespace = dict(self.ns)
-        before = dict(namespace)
-        exec(self.notebook.cells[self.exercises[exercise].solution].source, namespace)
-        return {k: v for k, v in namespace.items() if k not in before or before[k] is not v}
-
-    def accepts(self, exercise: str, **learner) -> None:
-        printed = self.check(exercise, **learner)
-        assert f"✓ {exercise}" in printed, printed
-
-    def rejects(self, exercise: str, **learner) -> str:
-        with pytest.raises(SelfCheckError) as caught:
-            self.check(exercise, **learner)
-        return str(caught.value)
+from notebook_checks import NOTEBOOKS, Notebook
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,75 @@
+"""Run a notebook's cells once in this process, then its exercises' self-check cells with a learner's answers.
+
+Used by the tests that feed each self-check plausible wrong answers (tests/test_exercise_checks_*.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+
+from course_lib.exercises import SelfCheckError
+from scripts import build_student_edition as edition
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+@contextlib.contextmanager
+def in_notebooks():
+    """Run in the notebooks' folder, as the notebooks do (they read ../data and ../results)."""
+    here = os.getcwd()
+    os.chdir(NOTEBOOKS)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+class Notebook:
+    """A notebook's code cells (all, or those named by id) run once: the namespace its exercises' checks need."""
+
+    def __init__(self, name: str, cell_ids: list[str] | None = None) -> None:
+        self.notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+        self.exercises = {e.name: e for e in edition.find_exercises(self.notebook)}
+        by_id = {cell.get("id"): cell for cell in self.notebook.cells}
+        cells = ([c for c in self.notebook.cells if c.cell_type == "code"] if cell_ids is None
+                 else [by_id[cell_id] for cell_id in cell_ids])
+        self.ns: dict = {"__name__": "__main__"}
+        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
+            for cell in cells:
+                exec(compile(cell.source, f"{name}:{cell.get('id')}", "exec"), self.ns)
+        plt.close("all")
+
+    def __getitem__(self, key: str):
+        return self.ns[key]
+
+    def check(self, exercise: str, **learner) -> str:
+        """Run the exercise's self-check cell with the learner's definitions; return what it printed."""
+        namespace = dict(self.ns, **learner)
+        out = io.StringIO()
+        with in_notebooks(), contextlib.redirect_stdout(out):
+            exec(self.notebook.cells[self.exercises[exercise].check].source, namespace)
+        plt.close("all")
+        return out.getvalue()
+
+    def reference(self, exercise: str) -> dict:
+        """What the exercise's solution cell defines, from the notebook's reference solution."""
+        namespace = dict(self.ns)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(self.notebook.cells[self.exercises[exercise].solution].source, namespace)
+        return {k: v for k, v in namespace.items() if k not in self.ns or self.ns[k] is not v}
+
+    def accepts(self, exercise: str, **learner) -> None:
+        printed = self.check(exercise, **learner)
+        assert f"✓ {exercise}" in printed, printed
+
+    def rejects(self, exercise: str, **learner) -> str:
+        with pytest.raises(SelfCheckError) as caught:
+            self.check(exercise, **learner)
+        return str(caught.value)
