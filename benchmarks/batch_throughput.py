@@ -1,4 +1,4 @@
-"""Throughput of the batch job (course_lib.batch on Dask) with 1 and 2 workers, interleaved.
+"""Throughput of the batch job (rag_tools.batch on Dask) with 1 and 2 workers, interleaved.
 
 Usage: nice -n 10 python benchmarks/batch_throughput.py [--copies 10] [--rounds 2] [--embed-rounds 2]
 
@@ -8,7 +8,7 @@ document a language), 2.02 MB, repeated `--copies` times with distinct document 
   Dask tasks that return chunk counts (so the figure is chunking plus moving the documents to the
   workers).
 - The whole job (chunk, embed with all-MiniLM-L6-v2 at max_seq_length 512, one thread a worker,
-  write to LanceDB) through `course_lib.batch.run_batch`, on `--embed-mb` MB (default 2) of one copy
+  write to LanceDB) through `rag_tools.batch.run_batch`, on `--embed-mb` MB (default 2) of one copy
   cut into documents of about 20 KB at line breaks, taken in turn from each source.
 Worker counts alternate 1, 2, 2, 1, ... so that a change in the machine's load hits both alike.
 Each worker loads the model before the clock starts. Writes results/batch_throughput.json;
@@ -30,10 +30,10 @@ from course_lib.settings import apply_quiet_offline_env
 
 apply_quiet_offline_env()  # before the model and Dask are imported
 
-from course_lib.batch import Document, MiniLMEmbedder, chunk_partition, local_client, partition, run_batch  # noqa: E402
 from course_lib.chunking import Chunk, recursive_chunks  # noqa: E402
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus, load_flores  # noqa: E402
-from course_lib.store import ChunkStore  # noqa: E402
+from rag_tools.batch import Document, MiniLMEmbedder, chunk_partition, local_client, partition, run_batch  # noqa: E402
+from rag_tools.store import ChunkStore  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHUNKER = partial(recursive_chunks, size=256)

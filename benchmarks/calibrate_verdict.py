@@ -9,7 +9,7 @@ No embedding: the committed per-question results of two experiments on Chroma's 
 - `configurations`: the 24 configuration runs results/{fixed,recursive}_*.json (6 chunkers x naive, late,
   late with 128-token windows, LangChain's splitter); span recall at 5 chunks.
 
-For each, `course_lib.stats.calibrate_verdict` draws 200 random subsets each of 30, 60 and 120 questions
+For each, `calibrate_verdict` (below) draws 200 random subsets each of 30, 60 and 120 questions
 (seed 0) and computes the verdict on each (10,000 resamples). A named winner is contradicted when on all
 472 questions another strategy's 95% paired interval against it lies entirely above zero. The gate must
 be contradicted in under 5% of named winners; if it is not, the 90% threshold or the interval level is
@@ -29,12 +29,24 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from course_lib.stats import DEFAULT_RESAMPLES, LEVEL, THRESHOLD, calibrate_verdict, verdict
+from course_lib.stats import (
+    DEFAULT_RESAMPLES,
+    LEVEL,
+    THRESHOLD,
+    _check_per_question,
+    _check_settings,
+    _interval,
+    _Resamples,
+    verdict,
+)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 SIZES = (30, 60, 120)
@@ -47,6 +59,94 @@ PAIRS_SEED = 1000  # pair i draws its subsets with seed 1000 + i: neither the re
 # tried in this order until the tuning subsets are calibrated: stricter threshold first, then wider intervals
 CANDIDATES = [(THRESHOLD, LEVEL), (0.95, LEVEL), (0.975, LEVEL), (0.99, LEVEL), (THRESHOLD, 0.975), (THRESHOLD, 0.99)]
 CONFIG_RUNS = sorted([*RESULTS.glob("fixed_*.json"), *RESULTS.glob("recursive_*.json")])
+
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """The verdict on `subsets` random subsets of `questions` questions: how often it named a winner,
+    how often the whole set contradicts that winner, how often it named none, how often it ruled out the
+    whole set's leader (highest mean), and which winners it named how often."""
+
+    questions: int
+    subsets: int
+    named: int
+    contradicted: int
+    no_winner: int
+    leader_ruled_out: int
+    winners: Mapping[str, int]
+
+    @property
+    def contradicted_share(self) -> float | None:
+        """Share of named winners that the whole set contradicts (None when none was named)."""
+        return self.contradicted / self.named if self.named else None
+
+    @property
+    def no_winner_share(self) -> float:
+        return self.no_winner / self.subsets
+
+
+def calibrate_verdict(per_question: Mapping[str, Any], *, sizes: Sequence[int] = (30, 60, 120),
+                      subsets: int = 200, seed: int = 0, truth: Mapping[str, Any] | None = None,
+                      resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
+                      threshold: float = THRESHOLD) -> list[CalibrationRow]:
+    """The verdict on random subsets of the questions, checked against the whole set.
+
+    For each size, `subsets` subsets are drawn without replacement (`numpy.random.default_rng(seed)`) and
+    the verdict (with `resamples`, seed 0, `level`, `threshold`) computed on each. A named winner is
+    contradicted when on `truth` (by default `per_question` itself, all questions) some other strategy's
+    95% paired interval against it lies entirely above zero; `truth`'s leader is its highest mean.
+    """
+    checked, reference = _check_calibrate_args(per_question, truth, sizes, subsets, resamples, seed, level, threshold)
+    total = len(next(iter(checked.values())))
+    counts = _Resamples(len(next(iter(reference.values()))), DEFAULT_RESAMPLES, 0)
+    contradicted_cache: dict[str, bool] = {}
+
+    def contradicted(name: str) -> bool:
+        if name not in contradicted_cache:
+            contradicted_cache[name] = any(
+                _interval(values - reference[name], counts, LEVEL).low > 0
+                for other, values in reference.items() if other != name)
+        return contradicted_cache[name]
+
+    means = {name: float(values.mean()) for name, values in reference.items()}
+    leader = max(reference, key=lambda name: means[name])
+    rng = np.random.default_rng(seed)
+    zero_costs = dict.fromkeys(checked, 0.0)
+    rows = []
+    for size in sizes:
+        wrong = dropped = 0
+        winners: dict[str, int] = {}
+        for _ in range(subsets):
+            chosen = rng.choice(total, size=size, replace=False)
+            result = verdict({s: v[chosen] for s, v in checked.items()}, costs=zero_costs, resamples=resamples,
+                             level=level, threshold=threshold)
+            dropped += leader in result.ruled_out
+            if result.winner is not None:
+                winners[result.winner] = winners.get(result.winner, 0) + 1
+                wrong += contradicted(result.winner)
+        named = sum(winners.values())
+        rows.append(CalibrationRow(questions=size, subsets=subsets, named=named, contradicted=wrong,
+                                   no_winner=subsets - named, leader_ruled_out=dropped,
+                                   winners=dict(sorted(winners.items()))))
+    return rows
+
+
+def _check_calibrate_args(per_question: Any, truth: Any, sizes: Any, subsets: Any, resamples: Any, seed: Any,
+                          level: Any, threshold: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    checked = _check_per_question(per_question)
+    reference = checked if truth is None else _check_per_question(truth)
+    if set(reference) != set(checked):
+        raise ValueError(f"truth must score the same strategies as per_question; got {sorted(reference)} "
+                         f"and {sorted(checked)}")
+    total = len(next(iter(checked.values())))
+    if isinstance(subsets, bool) or not isinstance(subsets, int) or subsets < 1:
+        raise ValueError(f"subsets={subsets!r}: draw at least one subset per size (an int >= 1)")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= total:
+            raise ValueError(f"sizes holds {size!r}: each size must be an int from 2 to the {total} questions")
+    _check_settings(resamples, seed, level, threshold)
+    return checked, reference
 
 
 def context_data() -> tuple[dict[str, np.ndarray], dict[str, float]]:

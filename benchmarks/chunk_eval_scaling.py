@@ -2,7 +2,7 @@
 
     nice -n 19 .venv/bin/python benchmarks/chunk_eval_scaling.py [--questions 1000 3000 10000]
 
-What the command does, minus the model: `course_lib.chunk_eval.evaluate` on one 306 kB document (4,000
+What the command does, minus the model: `rag_tools.chunk_eval.evaluate` on one 306 kB document (4,000
 numbered sentences) and N questions, each quoting one sentence, with three strategies (`fixed:32`,
 `recursive:64`, `hybrid:recursive:64`), then the `--json` output written as the command writes it
 (`EvalReport.json_pieces`). The embedder is a deterministic stand-in: a vector seeded by the sha256 of the
@@ -77,7 +77,7 @@ def _inputs(folder: Path, n: int) -> tuple[Path, Path]:
 
 def child(n: int) -> dict:
     """One size, in this process: evaluate and write the JSON; the peak memory and the seconds."""
-    from course_lib.chunk_eval import evaluate
+    from rag_tools.chunk_eval import evaluate
 
     start = _peak_mb()
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,7 +6,7 @@ One command, niced, in the background (about 45 minutes on the shared 2-core mac
     nice -n 19 .venv/bin/python benchmarks/edit_stability.py > results/edit_stability.log 2>&1 &
 
 Stage `edits` (results/edit_stability.json): the five Chroma corpora, the six English pages of
-the Debian Administrator's Handbook (HTML read with `course_lib.readers.read_document`) and the
+the Debian Administrator's Handbook (HTML read with `rag_tools.readers.read_document`) and the
 Debian Developer's Reference (PDF from page 11, after the contents; pages end with form feeds),
 each cut to its first 30,000 characters (`--max-chars`). Five kinds of edit, 40 of each per
 document, at positions spread over the text (the i-th edit of a kind falls in the i-th fortieth of
@@ -46,10 +46,10 @@ import numpy as np
 from course_lib.chunking import markdown_sections, split_sentences
 from course_lib.datasets import CHROMA_CORPORA, fetch, load_chroma_corpus, load_chroma_questions
 from course_lib.late import macro_windows
-from course_lib.readers import read_document
 from course_lib.retrieval import contextual_header
 from course_lib.settings import apply_quiet_offline_env
 from course_lib.strategies import STRATEGIES, chunk_with, parse_strategy
+from rag_tools.readers import read_document
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"

@@ -174,9 +174,9 @@ def recall_by_length(answer_tokens: np.ndarray) -> dict:
 
 
 def answers() -> dict:
-    from course_lib.chunk_eval import read_documents, read_questions
     from course_lib.datasets import load_chroma_questions
     from course_lib.tokens import count_tokens
+    from rag_tools.chunk_eval import read_documents, read_questions
 
     qs = load_chroma_questions()
     refs = [count_tokens(r["content"], "cl100k_base") for q in qs for r in q["references"]]

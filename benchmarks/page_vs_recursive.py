@@ -1,6 +1,6 @@
 """Page chunks against recursive chunks on a real PDF, with chunk-eval.
 
-Debian's Developer's Reference (114 pages, `debian_docs`), read by `course_lib.readers`, and the 46
+Debian's Developer's Reference (114 pages, `debian_docs`), read by `rag_tools.readers`, and the 46
 questions of `data/developers_reference_questions.jsonl` (exact quotes spread over pages 11-113).
 Strategies: `page:512` (one chunk per page that fits, a longer page split recursively inside it),
 `recursive:512` (chunks may run across pages) and `recursive:512?pages=keep` (the same, page by page).
@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 from course_lib import datasets
-from course_lib.chunk_eval import evaluate
 from course_lib.stats import verdict
+from rag_tools.chunk_eval import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "data" / "developers_reference_questions.jsonl"

@@ -150,7 +150,7 @@ def folder_mb(path: Path) -> float:
 
 
 def bench_lancedb(docs, vectors, queries, truth, work: Path) -> dict:
-    from course_lib.store import ChunkStore, chunk_rows
+    from rag_tools.store import ChunkStore, chunk_rows
 
     store = ChunkStore(work / "lancedb", vectors.shape[1])
     row_of, rows, at = {}, [], 0

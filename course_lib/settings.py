@@ -9,7 +9,7 @@ Importing `course_lib` changes nothing in the environment. Instead:
 - the root `conftest.py` applies `QUIET_OFFLINE_ENV` for pytest, and with it for the
   kernels nbval starts (`--nbval-current-env` kernels inherit pytest's environment), so
   no progress bar reaches the stderr that nbval compares;
-- scripts call `apply_quiet_offline_env()` themselves (or use `course_lib.project`).
+- scripts call `apply_quiet_offline_env()` themselves (or use `scripts.project`).
 """
 
 from __future__ import annotations

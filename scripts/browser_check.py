@@ -42,7 +42,10 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.project import COPY_IGNORE, ROOT, folders_beside, script_environment
+if not __package__:  # run as `python scripts/browser_check.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.project import COPY_IGNORE, ROOT, folders_beside, script_environment
 
 FIRST_NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
 SCREENSHOTS = ROOT / "build" / "screenshots"

@@ -29,7 +29,10 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-from course_lib.project import ROOT, course_notebooks, empty_output_folder
+if not __package__:  # run as `python scripts/build_site.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.project import ROOT, course_notebooks, empty_output_folder
 
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()

@@ -24,7 +24,10 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.project import (  # shared with build_site.py and browser_check.py
+if not __package__:  # run as `python scripts/build_student_edition.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.project import (
     COPY_IGNORE,
     ROOT,
     course_notebooks,

@@ -15,8 +15,11 @@ import nbformat
 from nbclient import NotebookClient
 from notebook_times import record_run_time  # the sibling script: Python puts this folder first on sys.path
 
-from course_lib.project import course_notebooks
+if not __package__:  # run as `python scripts/execute_notebooks.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from course_lib.settings import apply_quiet_offline_env
+from scripts.project import course_notebooks
 
 
 def execute(path: Path) -> float:

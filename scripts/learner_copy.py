@@ -37,7 +37,10 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.project import COPY_IGNORE, ROOT, course_notebooks, empty_output_folder, folders_beside
+if not __package__:  # run as `python scripts/learner_copy.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.project import COPY_IGNORE, ROOT, course_notebooks, empty_output_folder, folders_beside
 
 try:
     from scripts.build_student_edition import FormatError, student_notebook

@@ -2,9 +2,9 @@
 
 `[Chunking I]` in a Markdown cell becomes `[[Chunking I]](../docs/SOURCES.md#chunking-i)`: it still reads
 "[Chunking I]", and a click shows what the source is. The keys and their anchors come from
-docs/SOURCES.md (`course_lib.claims.source_anchors`). A key already linked, one inside a code span or a
+docs/SOURCES.md (`scripts.claims.source_anchors`). A key already linked, one inside a code span or a
 code block, and one that is the text of another link are left alone, so running the script twice changes
-nothing the second time. `course_lib.claims` still sees the key in the sentence.
+nothing the second time. `scripts.claims` still sees the key in the sentence.
 
 Usage:
   python scripts/link_sources.py [NB ...] --dry-run   count the keys that would become links, per notebook
@@ -22,8 +22,11 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.claims import source_anchors
-from course_lib.project import course_notebooks
+if not __package__:  # run as `python scripts/link_sources.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.claims import source_anchors
+from scripts.project import course_notebooks
 
 SOURCES_LINK = "../docs/SOURCES.md"
 _CODE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`", re.DOTALL)

@@ -4,7 +4,7 @@ A notebook checks the numbers its prose states with asserts, so prose and output
 A learner, though, reads every assert as part of the lesson. This script takes those asserts out of each
 code cell and puts them, unchanged and in their order, in a code cell right after it, tagged `guard`
 with its input collapsed in JupyterLab (`"jupyter": {"source_hidden": true}`) and no outputs. nbval still
-runs guard cells; the site and the student edition leave them out; `course_lib.claims` still reads their
+runs guard cells; the site and the student edition leave them out; `scripts.claims` still reads their
 literals. The rest of the original cell is left as it was, line for line.
 
 The rule: a top-level `assert` statement of a code cell is a prose guard when
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import json
 import re
 import sys
@@ -42,7 +41,11 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.project import NOTEBOOKS, ROOT, course_notebooks
+if not __package__:  # run as `python scripts/move_guards.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts import notebook_times
+from scripts.project import NOTEBOOKS, course_notebooks
 
 GUARD_TAG = "guard"
 PROSE_MESSAGE = re.compile(
@@ -240,15 +243,6 @@ def move_guards(notebook: nbformat.NotebookNode, name: str = "") -> Report:
     return report
 
 
-def _notebook_times():
-    if "notebook_times" in sys.modules:  # already loaded (by a test, say): do not run it again
-        return sys.modules["notebook_times"]
-    spec = importlib.util.spec_from_file_location("notebook_times", ROOT / "scripts" / "notebook_times.py")
-    module = sys.modules.setdefault("notebook_times", importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)
-    return module
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every course notebook")
@@ -258,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="list every assert left in place, with its reason")
     args = parser.parse_args(argv)
     paths = args.notebooks or course_notebooks()
-    times = _notebook_times() if not (args.dry_run or args.out) else None
+    times = notebook_times if not (args.dry_run or args.out) else None
     run_times = times.load_run_times() if times else {}
     total = 0
     for path in paths:

@@ -35,7 +35,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib.project import NOTEBOOKS, ROOT, course_notebooks
+if not __package__:  # run as `python scripts/notebook_times.py`: the repository root makes `scripts` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.project import NOTEBOOKS, ROOT, course_notebooks
 
 WORDS_PER_MINUTE = 130
 CODE_LINES_PER_MINUTE = 15

@@ -1,4 +1,4 @@
-"""course_lib.batch: partitions, the Dask job end to end (tiny embedding stand-in), re-runs."""
+"""rag_tools.batch: partitions, the Dask job end to end (tiny embedding stand-in), re-runs."""
 
 import os
 import sys
@@ -18,8 +18,8 @@ if os.environ.get("COURSE_REQUIRE_STORE") != "1":  # CI sets it: there a missing
 
 from distributed import Client
 
-from course_lib.batch import Document, MiniLMEmbedder, embed_partition, local_client, partition, run_batch
-from course_lib.store import ChunkStore
+from rag_tools.batch import Document, MiniLMEmbedder, embed_partition, local_client, partition, run_batch
+from rag_tools.store import ChunkStore
 
 
 @dataclass(frozen=True)

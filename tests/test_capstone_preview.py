@@ -12,10 +12,10 @@ import json
 
 import nbformat
 
-from course_lib.chunk_eval import read_documents, read_questions
-from course_lib.chunk_eval.score import _inputs_sha256
-from course_lib.project import RESULTS, ROOT
 from course_lib.strategies import parse_strategy
+from rag_tools.chunk_eval import read_documents, read_questions
+from rag_tools.chunk_eval.score import _inputs_sha256
+from scripts.project import RESULTS, ROOT
 
 RUN = RESULTS / "capstone_chunk_eval.json"
 COMMAND = "chunk-eval data/capstone/docs data/capstone/questions.jsonl --k 1 --json results/capstone_chunk_eval.json"

@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib import chunk_eval
-from course_lib.chunk_eval import evaluate, main
 from course_lib.chunking import fixed_size_chunks, recursive_chunks
 from course_lib.embed import text_key
 from course_lib.evaluation import METRIC_NAMES
 from course_lib.late import DocumentTokens
 from course_lib.tokens import count_tokens
+from rag_tools import chunk_eval
+from rag_tools.chunk_eval import evaluate, main
 
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 48
@@ -493,11 +493,11 @@ def test_a_chunker_error_names_the_strategy_and_the_document(tmp_path, capsys, t
 
 def test_module_entry_point_reports_bad_input_in_one_line(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "course_lib.chunk_eval", str(tmp_path / "nope"), "q.jsonl"],
+    done = subprocess.run([sys.executable, "-m", "rag_tools.chunk_eval", str(tmp_path / "nope"), "q.jsonl"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "does not exist" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "course_lib.chunk_eval", "only-one-argument"],
+    done = subprocess.run([sys.executable, "-m", "rag_tools.chunk_eval", "only-one-argument"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "required" in done.stderr
 

@@ -13,26 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib import chunk_eval
-from course_lib.chunk_eval import evaluate, main, render_html
-from course_lib.chunk_eval.cli import regressions
-from course_lib.chunk_eval.inputs import Document
-from course_lib.chunk_eval.results import _span_record
-from course_lib.evaluation import (
-    CAUSES,
-    METRIC_NAMES,
-    REFERENCE_OPENERS,
-    answer_held,
-    exact_budget,
-    miss_cause,
-    orphan_opener,
-    token_prefix_end,
-)
-from course_lib.readers import page_span
+from course_lib.evaluation import METRIC_NAMES, exact_budget, token_prefix_end
 from course_lib.retrieval import bm25_rankings, reciprocal_rank_fusion
 from course_lib.stats import mean_interval, paired_interval, verdict
 from course_lib.strategies import parse_strategy, result_stem
 from course_lib.tokens import count_tokens, get_encoding
+from rag_tools import chunk_eval
+from rag_tools.chunk_eval import evaluate, main, render_html
+from rag_tools.chunk_eval.cli import regressions
+from rag_tools.chunk_eval.grades import CAUSES, REFERENCE_OPENERS, answer_held, miss_cause, orphan_opener
+from rag_tools.chunk_eval.inputs import Document
+from rag_tools.chunk_eval.results import _span_record
+from rag_tools.readers import page_span
 from tests.test_chunk_eval import DOCS, QUESTIONS, ToyEmbedder, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +38,7 @@ def folder(tmp_path):
 
 @pytest.fixture
 def toy_model(monkeypatch):
-    from course_lib import chunk_eval
+    from rag_tools import chunk_eval
 
     embedder = ToyEmbedder()
     monkeypatch.setattr(chunk_eval.run, "SentenceTransformerEmbedder", lambda model=None: embedder)
@@ -306,7 +298,7 @@ def test_bm25_and_hybrid_rank_as_the_library_does(folder):
 
 
 def test_fusion_equals_reciprocal_rank_fusion():
-    from course_lib.chunk_eval.score import _fuse
+    from rag_tools.chunk_eval.score import _fuse
 
     rng = np.random.default_rng(0)
     for _ in range(50):

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from course_lib import chunk_eval
-from course_lib.chunk_eval import cli, main
+from rag_tools import chunk_eval
+from rag_tools.chunk_eval import cli, main
 from tests.test_chunk_eval import QUESTIONS, ToyEmbedder, write
 
 ARGS = ["--strategy", "fixed:12", "--strategy", "late:fixed:12", "--k", "3", "--quiet"]
@@ -142,9 +142,9 @@ def test_questions_files_with_a_byte_order_mark_are_read(tmp_path, toy, suffix):
 def test_a_closed_pipe_ends_quietly(tmp_path):
     """D10: `chunk-eval ... | head -1` ended in a BrokenPipeError traceback."""
     docs, questions = write(tmp_path)
-    script = ("import sys; from course_lib import chunk_eval; from tests.test_chunk_eval import ToyEmbedder\n"
+    script = ("import sys; from rag_tools import chunk_eval; from tests.test_chunk_eval import ToyEmbedder\n"
               "chunk_eval.run.SentenceTransformerEmbedder = lambda model=None: ToyEmbedder()\n"
-              "from course_lib.chunk_eval import main\n"
+              "from rag_tools.chunk_eval import main\n"
               f"sys.exit(main({[str(docs), str(questions), *ARGS, '--no-cache']!r}))\n")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=os.getcwd())

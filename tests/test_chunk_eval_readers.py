@@ -1,4 +1,4 @@
-"""chunk-eval reads PDF, HTML and Word files through course_lib.readers; quotes match the extracted text."""
+"""chunk-eval reads PDF, HTML and Word files through rag_tools.readers; quotes match the extracted text."""
 
 import json
 import re
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from course_lib import datasets
-from course_lib.chunk_eval.inputs import ChunkEvalError, read_documents, read_questions
-from course_lib.readers import page_span
+from rag_tools.chunk_eval.inputs import ChunkEvalError, read_documents, read_questions
+from rag_tools.readers import page_span
 
 docx = pytest.importorskip("docx")
 pytest.importorskip("pypdf")

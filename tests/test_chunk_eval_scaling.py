@@ -11,10 +11,10 @@ import tracemalloc
 
 import numpy as np
 
-from course_lib.chunk_eval import evaluate, score
-from course_lib.chunk_eval.inputs import Document, Question
-from course_lib.chunk_eval.score import _score
 from course_lib.strategies import chunk_with, parse_strategy
+from rag_tools.chunk_eval import evaluate, score
+from rag_tools.chunk_eval.inputs import Document, Question
+from rag_tools.chunk_eval.score import _score
 from tests.test_chunk_eval import ToyEmbedder
 from tests.test_chunk_eval_decides import STRATEGIES
 

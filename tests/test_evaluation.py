@@ -13,7 +13,6 @@ from course_lib.chunking import Chunk
 from course_lib.datasets import CHROMA_CORPORA, load_chroma_corpus
 from course_lib.evaluation import (
     METRIC_NAMES,
-    ReferenceGrades,
     SpanScores,
     VectorIndex,
     budget_cutoff,
@@ -24,10 +23,10 @@ from course_lib.evaluation import (
     precision_omega,
     recall_at_k,
     reciprocal_rank,
-    reference_grades,
     span_scores,
     summarize,
 )
+from rag_tools.chunk_eval.grades import ReferenceGrades, reference_grades
 
 # ---------------------------------------------------------------------------
 # Ranking metrics: hand-computed cases

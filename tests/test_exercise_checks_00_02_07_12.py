@@ -328,21 +328,21 @@ def test_12_reference_solutions_pass(nb12, exercise):
 
 
 def _exact_find(text, quote):  # text.find: fails where the text breaks a line or a page
-    from course_lib.readers import normalize_quote
+    from rag_tools.readers import normalize_quote
 
     at = text.find(normalize_quote(quote))
     return (at, at + len(normalize_quote(quote))) if at >= 0 else None
 
 
 def _single_white_space(text, quote):  # one white-space character between words, not a run
-    from course_lib.readers import normalize_quote
+    from rag_tools.readers import normalize_quote
 
     found = re.search(r"\s".join(map(re.escape, normalize_quote(quote).split())), text)
     return (found.start(), found.end()) if found else None
 
 
 def _end_from_quote_length(text, quote):  # the end computed from the quote, not from the match
-    from course_lib.readers import normalize_quote
+    from rag_tools.readers import normalize_quote
 
     found = re.search(r"\s+".join(map(re.escape, normalize_quote(quote).split())), text)
     return (found.start(), found.start() + len(normalize_quote(quote))) if found else None

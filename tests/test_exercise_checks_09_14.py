@@ -470,7 +470,7 @@ def nb14_store(tmp_path) -> dict:
     if os.environ.get("COURSE_REQUIRE_STORE") != "1":
         pytest.importorskip("lancedb", reason="the vector-store extra is not installed")
     from course_lib.chunking import markdown_chunks
-    from course_lib.store import ChunkStore, chunk_rows
+    from rag_tools.store import ChunkStore, chunk_rows
 
     model = ToyModel()
     store = ChunkStore(tmp_path / "store", dim=model.dim)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import nbformat
 
-from course_lib.claims import source_anchors, source_tags
-from course_lib.project import ROOT
 from scripts import link_sources
+from scripts.claims import source_anchors, source_tags
+from scripts.project import ROOT
 
 ANCHORS = {"[Chunking I]": "chunking-i", "[Late glossary]": "late-glossary"}
 

@@ -60,7 +60,7 @@ def test_the_cells_run_the_same_checks_after_the_move():
     move_guards.move_guards(notebook)
     namespace: dict = {}
     for cell in notebook.cells[1:]:
-        exec(cell.source, namespace)  # noqa: S102 - the test's own code
+        exec(cell.source, namespace)
     assert namespace["best"] == "b"
 
 

@@ -1,4 +1,4 @@
-"""Every number in a notebook's prose is backed by its own outputs or code (course_lib.claims)."""
+"""Every number in a notebook's prose is backed by its own outputs or code (scripts.claims)."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from course_lib.claims import (
+from scripts.claims import (
     _backed,
     _tolerance,
     number_values,
@@ -16,7 +16,7 @@ from course_lib.claims import (
     source_tags,
     unbacked,
 )
-from course_lib.project import ROOT, course_notebooks
+from scripts.project import ROOT, course_notebooks
 
 # Numbers that may stay unbacked, each with its reason: {(notebook, cell id): {number: reason}}.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {}

@@ -1,16 +1,10 @@
 """scripts/notebook_times.py: one rule for every stated notebook time, and the places agree with it."""
 
-import importlib.util
 import json
-import sys
 
 import pytest
 
-from course_lib.project import ROOT
-
-_spec = importlib.util.spec_from_file_location("notebook_times", ROOT / "scripts" / "notebook_times.py")
-times = sys.modules.setdefault("notebook_times", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(times)  # scripts/ is not a package: load the file itself
+from scripts import notebook_times as times
 
 
 def _write_notebook(folder, name, header, words=400, code_lines=60, exercises=2, extra=(), cells=()):
@@ -256,4 +250,4 @@ def test_root_points_at_another_checkout(tmp_path, monkeypatch):
     _write_notebook(tmp_path / "notebooks", "01_one.ipynb", "# 01 · T\n\n**Time:** about 5 min.")
     times._use_root(tmp_path)
     assert [p.name for p in times._notebooks()] == ["01_one.ipynb"]
-    assert times.README == tmp_path.resolve() / "README.md"
+    assert tmp_path.resolve() / "README.md" == times.README

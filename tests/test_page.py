@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from course_lib import datasets
 from course_lib.chunking import fixed_size_chunks, page_chunks, page_ranges, recursive_chunks
-from course_lib.readers import page_span
 from course_lib.strategies import STRATEGIES, chunk_with, parse_strategy
 from course_lib.tokens import resolve_tokenizer
+from rag_tools.readers import page_span
 
 COUNT = resolve_tokenizer("cl100k_base").count
 WORDS = ["The upload queue. ", "Each package has a maintainer.\n", "\n\n", "El paquete está listo. ", "x" * 30,
@@ -104,7 +104,7 @@ def test_bad_page_options_are_explained(spec, message):
 
 
 def test_pages_of_the_real_pdf():
-    readers = pytest.importorskip("course_lib.readers")
+    readers = pytest.importorskip("rag_tools.readers")
     pytest.importorskip("pypdf")
     try:
         path = datasets.fetch("debian_docs", "developers-reference.pdf", download=False)

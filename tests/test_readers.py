@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course_lib import datasets
-from course_lib.readers import Extracted, normalize_quote, page_span, read_document
+from rag_tools.readers import Extracted, normalize_quote, page_span, read_document
 
 pypdf = pytest.importorskip("pypdf")
 docx = pytest.importorskip("docx")

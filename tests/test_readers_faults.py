@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.readers import page_span, read_document
 from course_lib.strategies import chunk_with
+from rag_tools.readers import page_span, read_document
 
 pypdf = pytest.importorskip("pypdf")
 docx = pytest.importorskip("docx")

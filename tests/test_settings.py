@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
-from course_lib import project, settings
+from course_lib import settings
+from scripts import project
 
 MODULES = ["course_lib", "course_lib.chunking", "course_lib.tokens", "course_lib.strategies", "course_lib.evaluation",
            "course_lib.late", "course_lib.models", "course_lib.display", "course_lib.datasets", "course_lib.check",
-           "course_lib.project", "course_lib.settings"]
+           "scripts.project", "course_lib.settings"]
 
 
 def test_importing_course_lib_changes_no_environment_variable():

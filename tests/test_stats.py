@@ -12,9 +12,7 @@ from hypothesis import strategies as st
 
 from course_lib import stats
 from course_lib.stats import (
-    CalibrationRow,
     Interval,
-    calibrate_verdict,
     mean_interval,
     paired_interval,
     probability_best,
@@ -382,52 +380,10 @@ def test_questions_needed_by_hand():
     (lambda: verdict({"a": [1, 2], "b": [1, 2]}, costs={"a": 1, "b": 1}, threshold=0), ValueError, "threshold=0"),
     (lambda: verdict({"a": [1, 2], "b": [1, 2]}, costs={"a": 1, "b": 1}, metric=""), TypeError, "metric"),
     (lambda: questions_needed([1, 2], [1, 2, 3]), ValueError, "same questions"),
-    (lambda: calibrate_verdict({"a": [1, 2, 3], "b": [1, 2, 3]}, sizes=(4,)), ValueError, "from 2 to the 3"),
-    (lambda: calibrate_verdict({"a": [1, 2], "b": [1, 2]}, sizes=(2,), subsets=0), ValueError, "subsets=0"),
-    (lambda: calibrate_verdict({"a": [1, 2], "b": [1, 2]}, sizes=(2,), truth={"a": [1, 2], "c": [1, 2]}),
-     ValueError, "same strategies"),
 ])
 def test_bad_input_is_refused_with_a_message(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
-
-
-# ---------------------------------------------------------------------------
-# Calibration on synthetic sets whose truth is known
-# ---------------------------------------------------------------------------
-
-
-def _bernoulli_set(rates, n=472, seed=0):
-    rng = np.random.default_rng(seed)
-    return {name: (rng.random(n) < rate).astype(float) for name, rate in rates.items()}
-
-
-def test_calibration_names_the_true_winner_and_is_never_contradicted():
-    per_question = _bernoulli_set({"a": 0.9, "b": 0.4, "c": 0.45})
-    rows = calibrate_verdict(per_question, sizes=(30, 60), subsets=25, resamples=1_000)
-    assert [r.questions for r in rows] == [30, 60]
-    for row in rows:
-        assert row.subsets == 25 and row.named + row.no_winner == 25
-        # b and c are contradicted on the whole set (a's interval lies above both): naming them would count
-        assert row.contradicted == 0 and row.contradicted_share == 0.0
-        assert row.leader_ruled_out == 0 and set(row.winners) <= {"a"}
-    assert rows[1].named == 25 and rows[1].winners == {"a": 25}  # 60 questions always separate 0.9 from 0.45
-
-
-def test_calibration_counts_no_winner_when_strategies_are_the_same():
-    values = _bernoulli_set({"a": 0.6})["a"]
-    rows = calibrate_verdict({"a": values, "b": values.copy()}, sizes=(30,), subsets=20, resamples=500)
-    assert rows == [CalibrationRow(questions=30, subsets=20, named=0, contradicted=0, no_winner=20,
-                                   leader_ruled_out=0, winners={})]
-    assert rows[0].contradicted_share is None and rows[0].no_winner_share == 1.0
-
-
-def test_calibration_counts_a_winner_the_truth_contradicts():
-    per_question = _bernoulli_set({"a": 0.9, "b": 0.3})
-    truth = {"a": per_question["b"], "b": per_question["a"]}  # on the "whole set", b is clearly better
-    [row] = calibrate_verdict(per_question, sizes=(60,), subsets=10, truth=truth, resamples=500)
-    assert row.named == 10 and row.contradicted == 10 and row.contradicted_share == 1.0
-    assert row.winners == {"a": 10} and row.leader_ruled_out == 10  # b, the truth's leader, ruled out each time
 
 
 def test_intervals_are_named_tuples():

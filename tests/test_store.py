@@ -1,4 +1,4 @@
-"""course_lib.store: metadata, filters, citations, atomic re-index (with a real crash)."""
+"""rag_tools.store: metadata, filters, citations, atomic re-index (with a real crash)."""
 
 import os
 import signal
@@ -16,7 +16,7 @@ if os.environ.get("COURSE_REQUIRE_STORE") != "1":  # CI sets it: there a missing
     pytest.importorskip("lancedb", reason="the vector-store extra is not installed: "
                         "pip install -r requirements-store.txt (or make setup-store)")
 
-from course_lib.store import ChunkStore, DamagedStoreError, chunk_rows
+from rag_tools.store import ChunkStore, DamagedStoreError, chunk_rows
 
 DIM = 8
 GUIDE = ("# Pump XR-12\n\nThe XR-12 moves water.\n\n## Install\n\nBolt it to the floor. Connect the inlet.\n\n"
@@ -123,7 +123,7 @@ CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     from course_lib.chunking import recursive_chunks
-    from course_lib.store import ChunkStore, chunk_rows
+    from rag_tools.store import ChunkStore, chunk_rows
 
     path, text_a, text_b = sys.argv[1], sys.argv[2], sys.argv[3]
     store = ChunkStore(path, 8)
@@ -185,7 +185,7 @@ RACER = textwrap.dedent("""
     import sys, time
     import numpy as np
     from course_lib.chunking import recursive_chunks
-    from course_lib.store import ChunkStore, chunk_rows
+    from rag_tools.store import ChunkStore, chunk_rows
 
     path, tag, n, at = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     text = " ".join(f"{tag} sentence {i}." for i in range(n))
@@ -460,7 +460,7 @@ def test_a_missing_data_file_is_damage(store):
 STOPPED_WRITER = textwrap.dedent("""
     import sys, time
     from course_lib.chunking import markdown_chunks
-    from course_lib.store import ChunkStore
+    from rag_tools.store import ChunkStore
 
     def slow_embed(texts):  # a slow model, or a notebook paused inside update_document
         print("embedding", flush=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.project import NOTEBOOKS, course_notebooks
+from scripts.project import NOTEBOOKS, course_notebooks
 
 # Summary bullets that may stay without a link, each with its reason:
 # {(notebook, the bullet's first words): reason}. Keep it empty; an entry whose bullet has a link

@@ -1,6 +1,6 @@
 """Page-based chunking: one chunk per page when it fits, never a chunk across a page.
 
-Pages are marked in the text itself, as `course_lib.readers` writes a PDF: a form feed
+Pages are marked in the text itself, as `rag_tools.readers` writes a PDF: a form feed
 (U+000C) ends each page, so page `p` (1-based) is the text between form feeds `p - 1` and
 `p`, and a text without form feeds is one page. Every chunk's metadata holds its
 `page_start` and `page_end` (equal here: no chunk crosses a page).
@@ -25,7 +25,7 @@ from course_lib.tokens import resolve_tokenizer
 
 __all__ = ["PAGE_BREAK", "keep_pages", "page_chunks", "page_ranges"]
 
-PAGE_BREAK = "\f"  # the form feed that ends a page (pdftotext's mark, and course_lib.readers')
+PAGE_BREAK = "\f"  # the form feed that ends a page (pdftotext's mark, and rag_tools.readers')
 
 
 def page_ranges(text: str) -> list[tuple[int, int, int]]:

@@ -23,8 +23,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.project import course_notebooks
 from scripts import browser_check, build_site
+from scripts.project import course_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = course_notebooks()

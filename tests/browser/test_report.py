@@ -11,7 +11,7 @@ Run with `.venv/bin/python -m pytest tests/browser` (not part of `pytest tests`)
 
 from pathlib import Path
 
-from course_lib.chunk_eval import evaluate, render_html
+from rag_tools.chunk_eval import evaluate, render_html
 from scripts import browser_check
 from tests.test_chunk_eval import ToyEmbedder
 

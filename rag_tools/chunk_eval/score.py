@@ -15,16 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from course_lib.chunk_eval.inputs import Document, Question, _one_line
-from course_lib.chunk_eval.results import Chunked, StrategyResult
 from course_lib.embed import Embedder
 from course_lib.evaluation import (
     METRIC_NAMES,
-    ReferenceGrades,
     VectorIndex,
-    answer_held,
     exact_budget,
-    miss_cause,
     ndcg_at_k,
     span_scores,
     token_prefix_end,
@@ -33,6 +28,9 @@ from course_lib.retrieval import RRF_K, bm25_rankings
 from course_lib.spans import DocSpan
 from course_lib.stats import Verdict, mean_intervals, verdict
 from course_lib.strategies import StrategySpec
+from rag_tools.chunk_eval.grades import ReferenceGrades, answer_held, miss_cause
+from rag_tools.chunk_eval.inputs import Document, Question, _one_line
+from rag_tools.chunk_eval.results import Chunked, StrategyResult
 
 __all__ = ["TOKENIZER"]  # the rest is chunk-eval's own (run.py calls it)
 

@@ -87,7 +87,7 @@ def _lancedb():
     try:
         import lancedb
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"course_lib.store needs LanceDB, an optional extra: {INSTALL_HINT}") from exc
+        raise ImportError(f"rag_tools.store needs LanceDB, an optional extra: {INSTALL_HINT}") from exc
     return lancedb
 
 

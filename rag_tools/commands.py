@@ -11,9 +11,9 @@ import sys
 
 
 def chunk_eval() -> int:
-    """`chunk-eval`: `course_lib.chunk_eval.cli.main`, without a traceback on an early or late Ctrl-C."""
+    """`chunk-eval`: `rag_tools.chunk_eval.cli.main`, without a traceback on an early or late Ctrl-C."""
     try:
-        from course_lib.chunk_eval.cli import main
+        from rag_tools.chunk_eval.cli import main
 
         status = main()
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
 """Where things are in the course repository, for `scripts/`, `benchmarks/` and tests.
 
 Import this instead of computing paths from `__file__` or inserting folders into
-`sys.path`: `from course_lib.project import ROOT, course_notebooks, build_folder`.
+`sys.path`: `from scripts.project import ROOT, course_notebooks, build_folder`.
 It only makes sense in a checkout of the course (course_lib installed with `pip install -e .`,
 as `make setup` does); `course_notebooks()` says so otherwise.
 """

@@ -231,7 +231,7 @@ def show(template: str, **values: float):
 def todo(paths: list[Path]) -> str:
     """A Markdown list of every unbacked number, by notebook and cell (for `docs/claims_todo.md`)."""
     lines = ["# Numbers in the prose that no output backs", "",
-             "Written by `python -m course_lib.claims --todo docs/claims_todo.md`; each line is a notebook cell",
+             "Written by `python -m scripts.claims --todo docs/claims_todo.md`; each line is a notebook cell",
              "(0-based index, and its id), the number, and its sentence. Fix the prose, print the number in an",
              "output, or cite the source; then run the command again.", ""]
     for path in paths:
@@ -246,7 +246,7 @@ def todo(paths: list[Path]) -> str:
 if __name__ == "__main__":
     import argparse
 
-    from course_lib.project import course_notebooks
+    from scripts.project import course_notebooks
 
     parser = argparse.ArgumentParser(description="List the numbers in the notebooks' prose that no output backs.")
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every course notebook")

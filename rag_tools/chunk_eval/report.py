@@ -6,10 +6,10 @@ import base64
 import html
 import io
 
-from course_lib.chunk_eval.inputs import _one_line
-from course_lib.chunk_eval.run import EvalReport, StrategyResult
 from course_lib.display import chunks_to_html, forest_plot
-from course_lib.evaluation import CAUSES
+from rag_tools.chunk_eval.grades import CAUSES
+from rag_tools.chunk_eval.inputs import _one_line
+from rag_tools.chunk_eval.run import EvalReport, StrategyResult
 
 __all__ = ["format_table", "format_text", "render_html"]
 
@@ -131,7 +131,7 @@ def _where(report: EvalReport, span: tuple[str, int, int]) -> str:
     doc = next(d for d in report.documents if d.path == span[0])
     if not doc.page_ends:
         return doc.path
-    from course_lib.readers import page_span
+    from rag_tools.readers import page_span
 
     first, last = page_span(doc.text, span[1], span[2])
     return f"{doc.path}, p. {first}" if first == last else f"{doc.path}, pp. {first}-{last}"

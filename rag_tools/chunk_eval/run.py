@@ -21,17 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from course_lib.chunk_eval.inputs import (
-    MARKDOWN_SUFFIXES,
-    ChunkEvalError,
-    Document,
-    Question,
-    _one_line,
-    read_documents,
-    read_questions,
-)
-from course_lib.chunk_eval.results import Chunked, EvalReport, StrategyResult
-from course_lib.chunk_eval.score import TOKENIZER, _bm25_bytes, _decide, _inputs_sha256, _score, _versions
 from course_lib.embed import DEFAULT_CACHE, Embedder, SentenceTransformerEmbedder, VectorCache, text_key
 from course_lib.evaluation import (
     METRIC_NAMES,
@@ -41,6 +30,17 @@ from course_lib.retrieval import headed_texts
 from course_lib.spans import Chunk
 from course_lib.strategies import StrategySpec, chunk_with, parse_strategy
 from course_lib.tokens import check_encodable, get_encoding
+from rag_tools.chunk_eval.inputs import (
+    MARKDOWN_SUFFIXES,
+    ChunkEvalError,
+    Document,
+    Question,
+    _one_line,
+    read_documents,
+    read_questions,
+)
+from rag_tools.chunk_eval.results import Chunked, EvalReport, StrategyResult
+from rag_tools.chunk_eval.score import TOKENIZER, _bm25_bytes, _decide, _inputs_sha256, _score, _versions
 
 __all__ = ["DEFAULT_SIZES", "EvalReport", "StrategyResult", "default_strategies", "evaluate"]
 
@@ -229,7 +229,7 @@ def evaluate(
     quiet: bool = True,
     on_warning: Callable[[str], Any] | None = None,
 ) -> EvalReport:
-    """Chunk, embed, search and score every strategy on the documents of `docs`; see `course_lib.chunk_eval`.
+    """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
     `metric` (one of `METRIC_NAMES`) is the verdict's. `model` is a local SentenceTransformer folder
     (default: the course's MiniLM); `embedder` replaces the model altogether (tests pass a small

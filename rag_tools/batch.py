@@ -30,10 +30,10 @@ import numpy as np
 from course_lib.embed import WINDOW, embed_texts
 from course_lib.late import late_chunk_embeddings
 from course_lib.spans import Chunk
-from course_lib.store import StoreRow, chunk_rows
+from rag_tools.store import StoreRow, chunk_rows
 
 if TYPE_CHECKING:
-    from course_lib.store import ChunkStore
+    from rag_tools.store import ChunkStore
 
 __all__ = ["BatchReport", "Document", "MiniLMEmbedder", "chunk_partition", "embed_partition", "local_client",
            "partition", "run_batch"]

@@ -2,7 +2,7 @@
 
     chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS] [--metric NAME]
                [--baseline OLD.json] [--json OUT.json] [--html OUT.html]
-    python -m course_lib.chunk_eval DOCS QUESTIONS ...
+    python -m rag_tools.chunk_eval DOCS QUESTIONS ...
 
 Taught in notebooks/13_your_documents.ipynb (the capstone). The method is notebook 08's:
 chunk every document with each strategy, embed every chunk, put all chunks of a strategy in one
@@ -32,7 +32,7 @@ returned per question), `index_bytes` (the float32 vectors, plus BM25's arrays f
 and `seconds` (chunking, embedding and scoring in this run; late strategies share each document's
 encoding equally; vectors read from the cache cost nothing).
 
-Every question whose answer is not wholly returned gets a cause (`course_lib.evaluation.CAUSES`, first
+Every question whose answer is not wholly returned gets a cause (`rag_tools.chunk_eval.grades.CAUSES`, first
 match wins): `wrong_document`, `split` (no chunk of the strategy holds a whole occurrence of each quote),
 `orphan` (the chunk that holds it opens with one of notebook 06's reference words), `self_contained`;
 counts per strategy, each with the fix the course teaches. Warnings (printed and in the JSON): a
@@ -69,8 +69,9 @@ Embedding and the vector cache are `course_lib.embed`'s; ranking and graded rele
 `course_lib.evaluation`'s.
 """
 
-from course_lib.chunk_eval.cli import main
-from course_lib.chunk_eval.inputs import (
+from course_lib.embed import Embedder, SentenceTransformerEmbedder, VectorCache
+from rag_tools.chunk_eval.cli import main
+from rag_tools.chunk_eval.inputs import (
     TEXT_SUFFIXES,
     ChunkEvalError,
     Document,
@@ -78,9 +79,8 @@ from course_lib.chunk_eval.inputs import (
     read_documents,
     read_questions,
 )
-from course_lib.chunk_eval.report import format_table, format_text, render_html
-from course_lib.chunk_eval.run import DEFAULT_SIZES, EvalReport, StrategyResult, default_strategies, evaluate
-from course_lib.embed import Embedder, SentenceTransformerEmbedder, VectorCache
+from rag_tools.chunk_eval.report import format_table, format_text, render_html
+from rag_tools.chunk_eval.run import DEFAULT_SIZES, EvalReport, StrategyResult, default_strategies, evaluate
 
 __all__ = [
     "DEFAULT_SIZES",

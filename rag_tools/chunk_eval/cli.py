@@ -11,13 +11,13 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from course_lib.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
-from course_lib.chunk_eval.report import format_text, render_html
-from course_lib.chunk_eval.run import EvalReport, evaluate
 from course_lib.embed import DEFAULT_CACHE, cache_write_problem
 from course_lib.evaluation import METRIC_NAMES
 from course_lib.settings import OFFLINE_ENV
 from course_lib.stats import paired_interval
+from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
+from rag_tools.chunk_eval.report import format_text, render_html
+from rag_tools.chunk_eval.run import EvalReport, evaluate
 
 __all__ = ["main"]
 

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_lib.chunk_eval.inputs import Document, Question
-from course_lib.evaluation import CAUSES, METRIC_NAMES
+from course_lib.evaluation import METRIC_NAMES
+from rag_tools.chunk_eval.grades import CAUSES
 from course_lib.spans import Chunk, DocSpan
 from course_lib.stats import Verdict
+from rag_tools.chunk_eval.inputs import Document, Question
 
 __all__ = ["Chunked", "EvalReport", "StrategyResult"]
 
@@ -129,7 +130,7 @@ class EvalReport:
 
 def _span_record(doc: Document, start: int, end: int) -> dict[str, Any]:
     """`{"document", "start", "end"}`, with `page_start`/`page_end` for a paged document (as
-    `course_lib.readers.page_span` counts them)."""
+    `rag_tools.readers.page_span` counts them)."""
     record: dict[str, Any] = {"document": doc.path, "start": start, "end": end}
     if doc.page_ends:
         record["page_start"] = bisect.bisect_left(doc.page_ends, start) + 1

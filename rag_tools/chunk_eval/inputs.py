@@ -4,7 +4,7 @@ A question's reference is an exact quote from the documents (whitespace and line
 differ), found by `read_questions`, or character spans; a quote that is not found is reported
 with the closest passage, so a typo is quick to fix.
 
-PDF, HTML and Word files (`READER_SUFFIXES`) are read by `course_lib.readers` into one extracted
+PDF, HTML and Word files (`READER_SUFFIXES`) are read by `rag_tools.readers` into one extracted
 text (PDF pages end at form feeds, headings become Markdown lines). Quotes are matched against that
 text after the readers' own folding (`normalize_quote`: ligatures, no-break spaces), and a word
 broken by a hyphen at a line end in the quote ("reintroduc-\ning") matches the word joined.
@@ -29,7 +29,7 @@ __all__ = ["MARKDOWN_SUFFIXES", "READER_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalEr
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".org", ".tex")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-READER_SUFFIXES = (".pdf", ".html", ".htm", ".docx")  # read by course_lib.readers
+READER_SUFFIXES = (".pdf", ".html", ".htm", ".docx")  # read by rag_tools.readers
 DROPPED_SHARE = 0.1  # warn when a reader leaves out more than this share of a file's characters
 
 
@@ -40,7 +40,7 @@ class ChunkEvalError(ValueError):
 @dataclass(frozen=True)
 class Document:
     """A file of DOCS: `path` relative to DOCS (with "/"), `text` decoded from UTF-8, newlines as stored,
-    or extracted by `course_lib.readers` (`kind` "pdf", "html", "docx"): then `page_ends` holds the
+    or extracted by `rag_tools.readers` (`kind` "pdf", "html", "docx"): then `page_ends` holds the
     offset of each page's form feed (a PDF) and `dropped` the lines the reader left out (running
     headers, page numbers, navigation), each with its page."""
 
@@ -48,7 +48,7 @@ class Document:
     text: str
     kind: str = "text"
     page_ends: tuple[int, ...] = ()
-    dropped: tuple[Any, ...] = ()  # course_lib.readers.DroppedLine
+    dropped: tuple[Any, ...] = ()  # rag_tools.readers.DroppedLine
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,9 @@ def _dropped_warning(shares: dict[str, float], documents: Sequence[Document]) ->
 
 
 def _read_with_reader(path: Path, name: str) -> tuple[Document, float] | str:
-    """The file as `course_lib.readers` extracts it with the share of its characters left out, or the
+    """The file as `rag_tools.readers` extracts it with the share of its characters left out, or the
     one-line reason it cannot be read."""
-    from course_lib.readers import read_document
+    from rag_tools.readers import read_document
 
     try:
         extracted = read_document(path)
@@ -165,7 +165,7 @@ def _quote_pattern(quote: str) -> re.Pattern:
     """The quote, folded as the readers fold text (`normalize_quote`), with any run of whitespace matching
     any run of whitespace (line breaks included) and a hyphen at a line end matching the word joined,
     with or without the hyphen (the readers keep it only in words the document writes hyphenated)."""
-    from course_lib.readers import normalize_quote
+    from rag_tools.readers import normalize_quote
 
     parts = _LINE_END_HYPHEN.split(normalize_quote(quote))
     return re.compile("-?".join(r"\s+".join(re.escape(word) for word in part.split()) for part in parts))
