@@ -87,9 +87,38 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # notebooks/04_recursive_splitting.ipynb
     "Exercise 4.1": (
-        "Walk through the counts once, keeping a running total for the chunk being built.",
-        "If adding the next count would pass `size`, close the chunk (count it) and start a new one with that "
-        "piece. Do not forget the last chunk, and an empty list gives 0.",
+        "A cut goes where a match starts (m.start()), so the separator opens the next piece and nothing is "
+        "dropped; a match that starts at `a` is no cut.",
+        "Collect the cut positions inside the span, then pair them up: from a to the first cut, cut to cut, "
+        "and the last cut to b.",
+        "cuts = [m.start() for m in regex.compile(separator).finditer(text, a, b) if m.start() > a]; "
+        "return list(zip([a, *cuts], [*cuts, b])).",
+    ),
+    "Exercise 4.1 (first split)": (
+        "Try the separators in order, highest first, and stop at the first one whose split_on gives two "
+        "pieces or more; one that does not occur in the span (or only at `a`) gives one piece.",
+        "Return that separator's pieces with the list after it, separators[level + 1:]; (None, []) when "
+        "none cuts.",
+    ),
+    "Exercise 4.1 (no merge)": (
+        "First ask whether the whole span fits (tokens(text, a, b) <= size): then it is one fragment, as it is.",
+        "Otherwise pieces, lower = first_split(...): keep a piece that fits, and pass a piece that does not to "
+        "split_without_merge again, with `lower`. No separator left (None): cut_between_tokens.",
+        "Never strip the fragments and keep them in order: they must tile [a, b), white space included.",
+    ),
+    "Exercise 4.1 (merge)": (
+        "Grow a chunk one piece at a time and count the whole candidate span, tokens(text, pieces[i][0], "
+        "pieces[j][1]), not a sum of piece counts; a chunk always takes its first piece.",
+        "Close the chunk as strip_span(text, pieces[i][0], pieces[j - 1][1]), skip it when empty, and go on "
+        "from j (or from tail_start(...) when overlap is set and pieces are left).",
+        "split_recursive is split_without_merge with two changes: a span that fits comes back as "
+        "[strip_span(text, a, b)], and the fragments go through merge(text, fragments, size, overlap).",
+    ),
+    "Exercise 4.1 (tail)": (
+        "Walk back from j, k = j - 1, j - 2, ..., while pieces[k:j] holds at most `overlap` tokens (tokens, "
+        "not characters).",
+        "Two more stops: k must stay above i (the tail is never the whole chunk), and the tail plus the next "
+        "piece, tokens(text, pieces[k][0], pieces[j][1]), must fit in `size`.",
     ),
     "Exercise 4.2": (
         "Which boundaries are strongest in an ordinance? Put them first in your list, and keep the prose "
@@ -113,6 +142,11 @@ HINTS: dict[str, tuple[str, ...]] = {
         "window reaches the end of the text (and never let the next start fall back).",
         "Search a separator only inside the window, text.rfind(sep, start, end), so no chunk passes "
         "chunk_size; then end = split_at + 1 for '\\n#...' separators, else split_at + len(sep).",
+    ),
+    "Exercise 4.5": (
+        "Walk through the counts once, keeping a running total for the chunk being built.",
+        "If adding the next count would pass `size`, close the chunk (count it) and start a new one with that "
+        "piece. Do not forget the last chunk, and an empty list gives 0.",
     ),
     # notebooks/05_overlap_cost_arithmetic.ipynb
     "Exercise 5.1": (

@@ -42,8 +42,9 @@ def nb10():
 
 
 def test_every_exercise_of_these_notebooks_is_tested():
+    # 4.1 (the learner's recursive splitter) has its own file, tests/test_exercise_checks_04.py
     tested = {f"Exercise {n}" for n in ("1.1", "1.2", "1.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2", "4.3",
-                                        "4.4", "10.1", "10.2", "10.3", "10.4")}
+                                        "4.4", "4.5", "10.1", "10.2", "10.3", "10.4")}
     found = set()
     for name in ("01_why_chunking", "03_fixed_size_and_overlap", "04_recursive_splitting", "10_context_for_chunks"):
         notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -209,35 +210,6 @@ def test_3_3_accepts_the_reference(nb03):
 
 # --- notebook 04 -------------------------------------------------------------------------------------
 
-def test_4_1_rejects(nb04):
-    def strictly_below(token_counts, size):
-        chunks, current = 0, None
-        for n in token_counts:
-            if current is not None and current + n < size:
-                current += n
-            else:
-                chunks, current = chunks + 1, n
-        return chunks
-
-    def forgets_the_last(token_counts, size):
-        chunks, current = 0, 0
-        for n in token_counts:
-            if current + n > size:
-                chunks, current = chunks + 1, 0
-            current += n
-        return chunks
-
-    def total_over_size(token_counts, size):
-        return math.ceil(sum(token_counts) / size)
-
-    for wrong in (strictly_below, forgets_the_last, total_over_size):
-        nb04.rejects("Exercise 4.1", merge_count=wrong)
-
-
-def test_4_1_accepts_the_reference(nb04):
-    nb04.accepts("Exercise 4.1", **nb04.reference("Exercise 4.1"))
-
-
 def test_4_2_rejects(nb04):
     separators = nb04["SEPARATORS"]
     for wrong in (separators["prose"], separators["markdown"], [r"\n(?=CAPÍTULO )", *separators["prose"]]):
@@ -281,6 +253,35 @@ def test_4_4_rejects(nb04):
 
 def test_4_4_accepts_the_reference(nb04):
     nb04.accepts("Exercise 4.4", **nb04.reference("Exercise 4.4"))
+
+
+def test_4_5_rejects(nb04):
+    def strictly_below(token_counts, size):
+        chunks, current = 0, None
+        for n in token_counts:
+            if current is not None and current + n < size:
+                current += n
+            else:
+                chunks, current = chunks + 1, n
+        return chunks
+
+    def forgets_the_last(token_counts, size):
+        chunks, current = 0, 0
+        for n in token_counts:
+            if current + n > size:
+                chunks, current = chunks + 1, 0
+            current += n
+        return chunks
+
+    def total_over_size(token_counts, size):
+        return math.ceil(sum(token_counts) / size)
+
+    for wrong in (strictly_below, forgets_the_last, total_over_size):
+        nb04.rejects("Exercise 4.5", merge_count=wrong)
+
+
+def test_4_5_accepts_the_reference(nb04):
+    nb04.accepts("Exercise 4.5", **nb04.reference("Exercise 4.5"))
 
 
 # --- notebook 10 -------------------------------------------------------------------------------------
