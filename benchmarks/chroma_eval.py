@@ -62,14 +62,7 @@ from tqdm import tqdm
 import course_lib
 from course_lib.chunking import SEPARATORS, Chunk
 from course_lib.datasets import CHROMA_CORPORA, REGISTRY, load_chroma_corpus, load_chroma_questions
-from course_lib.embed import (
-    DEFAULT_CACHE,
-    WINDOW,
-    CachingEncoder,
-    SentenceTransformerEmbedder,
-    VectorCache,
-    embed_texts,
-)
+from course_lib.embed import WINDOW, CachingEncoder, VectorCache, embed_texts
 from course_lib.evaluation import (
     VectorIndex,
     budget_cutoff,
@@ -90,6 +83,7 @@ from course_lib.late import (
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.strategies import chunk_with, parse_strategy, result_stem
 from course_lib.tokens import count_tokens, get_encoding
+from rag_tools.embedders import DEFAULT_CACHE, SentenceTransformerEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = "cl100k_base"

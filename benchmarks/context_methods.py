@@ -38,7 +38,7 @@ import numpy as np
 from course_lib.datasets import (
     CHROMA_CORPORA,
 )
-from course_lib.embed import WINDOW, SentenceTransformerEmbedder, VectorCache, text_key
+from course_lib.embed import WINDOW, VectorCache, text_key
 from course_lib.evalsets import (
     N_RESAMPLES,
     EvalSet,
@@ -62,6 +62,7 @@ from course_lib.retrieval import (
     small_to_big,
 )
 from course_lib.tokens import count_tokens
+from rag_tools.embedders import SentenceTransformerEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 

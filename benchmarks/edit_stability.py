@@ -509,7 +509,7 @@ def main() -> None:
     apply_quiet_offline_env()
     import torch
 
-    from course_lib.embed import SentenceTransformerEmbedder
+    from rag_tools.embedders import SentenceTransformerEmbedder
 
     torch.set_num_threads(args.threads)
     embedder = SentenceTransformerEmbedder() if {"edits", "recall"} & set(args.stages) else None

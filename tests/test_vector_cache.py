@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from course_lib import embed
-from course_lib.embed import VectorCache, cache_write_problem
+from course_lib.embed import VectorCache
+from rag_tools.embedders import cache_write_problem
 
 DIM = 6
 

