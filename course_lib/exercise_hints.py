@@ -69,6 +69,14 @@ HINTS: dict[str, tuple[str, ...]] = {
         "For a character start, the offset is len(data[:byte].decode('utf-8')); otherwise append None. Then "
         "byte += len(enc.decode_single_token_bytes(t)).",
     ),
+    "Exercise 3.1 (windows)": (
+        "Walk from the start: a window ends `size` characters after its start or at the end of the text, "
+        "whichever comes first, and the walk stops once a window has reached the end.",
+        "The next window starts `overlap` characters before the previous one ended (end - overlap), so the "
+        "stride is size - overlap; an empty text gives an empty list.",
+        "spans, start = [], 0; while start < len(text): end = min(start + size, len(text)); append (start, end); "
+        "break if end == len(text); start = end - overlap.",
+    ),
     "Exercise 3.4": (
         "Look at the two characters on either side of each cut; the ends of the text never split anything.",
         "A cut at p splits a word when 0 < p < len(text) and text[p - 1] and text[p] are both letters or "
