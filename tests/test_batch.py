@@ -71,6 +71,24 @@ def test_embed_partition_gives_rows_with_offsets_and_metadata():
         assert all(doc.text[r.start:r.end] == r.text and r.model == "word-hash-16" for r in rows[doc.doc_id])
 
 
+class ProtocolEmbedder:
+    """The same stand-in behind `rag_tools.embedders`' protocol: `encode` of texts, a name, a dimension."""
+
+    name, dim, max_tokens = "word-hash-16@abc|window=64", 16, 64
+
+    def encode(self, texts, progress=None):
+        return WordHashEmbedder()(None, [type("C", (), {"text": t})() for t in texts])
+
+
+def test_embed_partition_takes_an_embedder_of_the_protocol():
+    rows = embed_partition(DOCS[:2], CHUNKER, ProtocolEmbedder(), strategy="recursive:12")
+    same = embed_partition(DOCS[:2], CHUNKER, WordHashEmbedder(), strategy="recursive:12")
+    for doc_id, doc_rows in rows.items():
+        assert [r.text for r in doc_rows] == [r.text for r in same[doc_id]]
+        np.testing.assert_allclose([r.vector for r in doc_rows], [r.vector for r in same[doc_id]])
+        assert {r.model for r in doc_rows} == {"word-hash-16@abc|window=64"}
+
+
 def test_run_batch_stores_every_chunk_and_reports_progress(client, tmp_path):
     store = ChunkStore(tmp_path / "s", 16)
     lines = []

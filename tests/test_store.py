@@ -307,6 +307,33 @@ def test_update_document_embeds_only_the_changed_chunks(tmp_path):
     assert again.embedded == len(new_chunks)
 
 
+class PrefixedToy:
+    """An embedder of `rag_tools.embedders`' protocol (name, encode, a document prefix) over `fake_embed`."""
+
+    def __init__(self, document_prefix=""):
+        self.name, self.dim, self.max_tokens, self.document_prefix = "toy@0123|window=64", DIM, 64, document_prefix
+        self.encoded = []
+
+    def encode(self, texts, progress=None):
+        self.encoded += list(texts)
+        return fake_embed([self.document_prefix + t for t in texts])
+
+
+def test_update_document_takes_an_embedder_and_keys_on_its_prefix(tmp_path):
+    store = ChunkStore(tmp_path / "s", DIM)
+    chunks = markdown_chunks(GUIDE, 12)
+    plain = PrefixedToy()
+    first = store.update_document("guide", GUIDE, chunks, plain, strategy="markdown:12")
+    assert first.embedded == len(chunks) and plain.encoded == [c.text for c in chunks]
+    assert {c["model"] for c in store.chunks_of("guide")} == {"toy@0123|window=64"}
+    assert store.update_document("guide", GUIDE, chunks, PrefixedToy(), strategy="markdown:12").reused == len(chunks)
+    prefixed = store.update_document("guide", GUIDE, chunks, PrefixedToy("passage: "), strategy="markdown:12")
+    assert prefixed.embedded == len(chunks), "another document prefix never reuses a vector"
+    assert {c["model"] for c in store.chunks_of("guide")} == {"toy@0123|window=64|document_prefix='passage: '"}
+    with pytest.raises(ValueError, match="model=None"):
+        store.update_document("guide", GUIDE, chunks, fake_embed, strategy="markdown:12")
+
+
 def test_update_document_with_late_chunking_re_encodes_the_whole_document(tmp_path):
     store = ChunkStore(tmp_path / "s", DIM)
     chunks = markdown_chunks(GUIDE, 12)
