@@ -268,6 +268,16 @@ HINTS: dict[str, tuple[str, ...]] = {
         "When a line matches r' {0,3}(=+|-+)[ \\t]*' and the previous line is not blank and not a '#' heading, "
         "replace the previous line with '# ' or '## ' + its text and drop the underline.",
     ),
+    "Exercise 7.5": (
+        "Walk through definition_spans(source, ast.parse(source).body, starts) in order, remembering where the "
+        "last definition ended: the text in between is module code. Strip each piece, and skip empty ones.",
+        "For a class, definition_spans(source, node.body, starts, f'{name}.') gives its methods. Split it only "
+        "when it has methods and count_tokens(source[a:b]) > size: the header runs from a to the first method, "
+        "then each method, with the class code between and after them.",
+        "A helper emit(a, b, **metadata) that strips source[a:b] and appends Chunk(text, start, end, "
+        "count_tokens(text, tokenizer), metadata) keeps the loop short; after the loop, emit the module code "
+        "from the last definition's end to len(source).",
+    ),
     # notebooks/08_measuring_chunkers.ipynb
     "Exercise 8.1": (
         "Work on the per-question differences a - b: one resample is one row of question indices drawn with "
