@@ -608,10 +608,11 @@ class EndpointEmbedder:
         if not isinstance(api_key_env, str) or not _ENV_NAME.fullmatch(api_key_env):
             raise ValueError(f"--api-key-env {api_key_env!r} must be the name of an environment variable, e.g. "
                              "OPENAI_API_KEY")
-        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")  # no user:password@ kept or shown
-        self.base_url = urllib.parse.urlunsplit((parts.scheme, netloc, path, "", ""))
+        if parts.username or parts.password:
+            raise ValueError(f"--embed-url {self._shown(base_url)!r} holds a user name or password; give the key in "
+                             f"${api_key_env} (or the variable --api-key-env names) instead")
+        self.base_url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
         self.url = self.base_url + "/embeddings"
-        self._credentials = (urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or ""))
         self.model_name = model.strip()
         self.api_key_env = api_key_env
         self.query_prefix, self.document_prefix = query_prefix, document_prefix
@@ -684,17 +685,14 @@ class EndpointEmbedder:
         key = os.environ.get(self.api_key_env, "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        elif any(self._credentials):  # user:password given in the URL: HTTP basic authentication
-            import base64
-
-            headers["Authorization"] = "Basic " + base64.b64encode(":".join(self._credentials).encode()).decode()
         return headers
 
     def _request(self, batch: list[str]) -> np.ndarray:
         body = json.dumps({"model": self.model_name, "input": batch}).encode("utf-8")
-        for attempt in range(self.MAX_RETRIES + 1):
+        attempt = 0
+        while True:
             self.requests += 1
-            self.retries += attempt > 0
+            self.retries += int(attempt > 0)
             request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as answer:
@@ -717,14 +715,13 @@ class EndpointEmbedder:
                 raise EmbedderError(f"the embeddings endpoint {self.url} still failed after {self.MAX_RETRIES} retries "
                                     f"(last: {why}); try again later") from None
             time.sleep(min(self.MAX_WAIT, self.backoff * 2 ** attempt if wait is None else wait))
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+            attempt += 1
 
     def _clean(self, text: str) -> str:
         """A server's message on one line, short, with the key and anything key-like blotted out."""
         key = os.environ.get(self.api_key_env, "")
-        for secret in [key, *self._credentials]:
-            if len(secret) >= 4:
-                text = text.replace(secret, "***")
+        if len(key) >= 4:
+            text = text.replace(key, "***")
         return _KEY_LIKE.sub("***", " ".join(text.split()))[:200]
 
     def _detail(self, error: urllib.error.HTTPError) -> str:
