@@ -31,6 +31,12 @@ from rag_tools.chunk_eval import evaluate, main
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 48
 WORD = re.compile(r"\w+")
+PLAN_LINE = re.compile(r"^(plan|estimate): .*\n", re.MULTILINE)
+
+
+def without_plan(out: str) -> str:
+    """stdout without the plan and estimate lines the command prints before embedding."""
+    return PLAN_LINE.sub("", out)
 
 
 def word_vector(word: str) -> np.ndarray:
@@ -277,16 +283,26 @@ def test_csv_questions(tmp_path):
     assert report.questions[0].document == "notes/faq.txt" and report.questions[1].document is None
 
 
-def test_default_grid_has_markdown_only_for_markdown(folder):
+def test_default_grid_has_markdown_only_for_documents_with_headings(folder):
     docs, _ = folder
     documents, _ = chunk_eval.read_documents(docs)
     grid = chunk_eval.default_strategies(documents)
     assert grid == ["recursive:64", "recursive:128", "recursive:256", "recursive:512", "markdown:64", "markdown:128",
                     "markdown:256", "markdown:512", "fixed:256", "recursive:256:32", "headers:recursive:256",
-                    "headers:markdown:256", "hybrid:recursive:256", "hybrid:markdown:256", "late:recursive:256",
+                    "headers:markdown:256", "hybrid:recursive:256", "hybrid:markdown:256",
+                    "hybrid:headers:recursive:256", "hybrid:headers:markdown:256", "late:recursive:256",
                     "late:markdown:256"]
-    plain = chunk_eval.default_strategies([d for d in documents if not d.path.endswith(".md")])
-    assert len(plain) == 9 and not any("markdown" in s for s in plain)
+    plain = [d for d in documents if not d.path.endswith(".md")]
+    grid = chunk_eval.default_strategies(plain)
+    assert len(grid) == 10 and not any("markdown" in s for s in grid) and "hybrid:headers:recursive:256" in grid
+    from rag_tools.chunk_eval.inputs import Document
+
+    for kind, text, headed in [("html", "## Spare parts\nSeals.", True), ("docx", "# Safety\nGloves.", True),
+                               ("pdf", "# Introduction\nText.\f", True), ("pdf", "No heading here.\f", False),
+                               ("text", "# a comment in a text file", False)]:
+        doc = Document(f"x.{kind}", text, kind)
+        assert chunk_eval.run.has_headings(doc) is headed, (kind, text)
+        assert ("markdown:256" in chunk_eval.default_strategies([*plain, doc])) is headed, kind
 
 
 # ---------------------------------------------------------------------------
@@ -309,6 +325,9 @@ def test_command_writes_json_and_table(folder, tmp_path, toy_model, capsys):
                    "--json", str(out), "--no-cache", "--quiet"])
     captured = capsys.readouterr()
     assert status == 0 and captured.err == ""
+    assert captured.out.startswith("plan: 3 documents (0.6 kB), 6 questions, 2 strategies, 26 chunks; 32 vectors, "
+                                   "32 distinct, 0 cached, 32 to embed (319 cl100k tokens), 3 documents encoded "
+                                   "whole for late:\nestimate: "), captured.out
     data = json.loads(out.read_text(encoding="utf-8"))
     assert (data["k"], data["documents"], data["questions"]) == (3, 3, len(QUESTIONS))
     assert data["skipped"] == ["diagram.png"]
@@ -373,7 +392,8 @@ def test_html_report_is_self_contained(folder, tmp_path, toy_model):
     assert main([str(docs), str(questions), "--strategy", "fixed:8", "--strategy", "fixed:16", "--k", "1",
                  "--html", str(out), "--no-cache", "--quiet"]) == 0
     page = out.read_text(encoding="utf-8")
-    assert '<table id="results">' in page and page.count("<tr>") == 3
+    results = page[page.index('<table id="results">'):]
+    assert results[:results.index("</table>")].count("<tr>") == 3
     assert 'src="data:image/png;base64,' in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "nothing may load from the network"
     report = evaluate(docs, questions, ["fixed:8", "fixed:16"], k=1, embedder=ToyEmbedder(), cache=None)

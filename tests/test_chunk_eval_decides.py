@@ -25,7 +25,7 @@ from rag_tools.chunk_eval.grades import CAUSES, REFERENCE_OPENERS, answer_held, 
 from rag_tools.chunk_eval.inputs import Document
 from rag_tools.chunk_eval.results import _span_record
 from rag_tools.readers import page_span
-from tests.test_chunk_eval import DOCS, QUESTIONS, ToyEmbedder, write
+from tests.test_chunk_eval import DOCS, QUESTIONS, ToyEmbedder, without_plan, write
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ["fixed:12", "recursive:16:4", "late:fixed:12"]
@@ -178,10 +178,18 @@ def test_the_verdict_is_printed_first_with_warnings_and_the_table(folder, capsys
     docs, questions = folder
     assert main([str(docs), str(questions), *(arg for s in STRATEGIES for arg in ("--strategy", s)), "--k", "2",
                  "--no-cache", "--quiet"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = without_plan(capsys.readouterr().out).splitlines()
     assert out[0].startswith("verdict: ") and "Cheapest in play:" in out[0]
     table_head = next(line for line in out if line.startswith("strategy "))
-    assert "recall@2 95% CI" in table_head and "returned tokens" in table_head and "misses: split" in table_head
+    assert table_head.split() == ["strategy", "recall@2", "95%", "CI", "answer", "recall@2", "returned", "tokens",
+                                  "vectors", "index", "s"], "the decision columns"
+    assert main([str(docs), str(questions), *(arg for s in STRATEGIES for arg in ("--strategy", s)), "--k", "2",
+                 "--no-cache", "--quiet", "--all-columns"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    heads = [line for line in out if line.startswith("strategy ")]
+    assert "recall@2 95% CI" in heads[0] and "returned tokens" in heads[0] and "misses: split" in heads[0]
+    assert "median tokens" in heads[1] and "mid-sentence ends" in heads[1], "the chunk health table"
+    assert "query ms" in heads[2] and "index s" in heads[2], "the cost table"
 
 
 def test_budget_cost_order_and_one_strategy(folder):
@@ -253,7 +261,10 @@ def test_warnings(folder):
     assert "100% of the questions are hits in the top 5 for every strategy: the set cannot separate them" in text
     assert report.to_dict()["warnings"] == report.warnings
     small = evaluate(docs, questions, ["fixed:8", "fixed:12"], k=1, embedder=ToyEmbedder(), cache=None)
-    assert not any("median chunk" in w or "cannot separate" in w for w in small.warnings)
+    assert not any("of its document" in w or "cannot separate" in w for w in small.warnings)
+    assert "fixed:8: the median chunk holds 8 tokens, too few to hold most answers whole" in "\n".join(small.warnings)
+    few = evaluate(docs, questions, ["recursive:64", "fixed:12"], k=10, embedder=ToyEmbedder(), cache=None)
+    assert any(w.startswith("recursive:64: 4 chunks in all, no more than the 10 returned") for w in few.warnings)
 
 
 def test_a_quote_in_two_documents_warns_once_however_many_questions_use_it(tmp_path):
@@ -437,7 +448,7 @@ def test_html_puts_the_verdict_and_warnings_first_and_opens_every_question(folde
     report = evaluate(docs, questions, STRATEGIES, k=1, embedder=ToyEmbedder(), cache=None)
     page = render_html(report)
     assert page.index('id="verdict"') < page.index('id="forest"') < page.index('id="warnings"') < page.index('id="results"')
-    assert page.count("data:image/png;base64,") == 2, "the verdict's forest plot and the size plots, inline"
+    assert page.count("data:image/png;base64,") == 3, "the forest plot, the size plots and the cost plot, inline"
     assert page.count('<details class="question"') == len(QUESTIONS)
     assert "<mark>" in page and "missed: " in page
     for r in report.results:

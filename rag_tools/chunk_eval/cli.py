@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from course_lib.settings import OFFLINE_ENV
 from course_lib.stats import paired_interval
 from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
 from rag_tools.chunk_eval.report import format_text, render_html
-from rag_tools.chunk_eval.run import EvalReport, evaluate
+from rag_tools.chunk_eval.run import EvalReport, evaluate, model_request
+from rag_tools.chunk_eval.timings import format_timings
 from rag_tools.embedders import DEFAULT_CACHE, PREFIX_PROFILES, REGISTRY, cache_write_problem
 
 __all__ = ["main"]
@@ -165,6 +167,11 @@ def _warn(message: str) -> None:
     print(f"chunk-eval: warning: {message}", file=sys.stderr)
 
 
+def _plan(text: str) -> None:
+    """The plan and the time estimate, on stdout before anything is embedded (shown with --quiet too)."""
+    print(text, flush=True)
+
+
 def _interrupted(written: list[Path]) -> int:
     if written:
         print(f"chunk-eval: interrupted; wrote {' and '.join(map(str, written))} only", file=sys.stderr)
@@ -222,15 +229,43 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", metavar="OUT.html", type=Path, help="write a self-contained HTML report")
     parser.add_argument("--skip-bad-files", action="store_true", help="skip files that cannot be read (not UTF-8 text, a damaged or hostile PDF, HTML or Word file), "
                         "with one line each, instead of stopping")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (the plan is still printed)")
+    parser.add_argument("--all-columns", action="store_true", help="print every metric, the misses by cause, the "
+                        "chunk health and the cost tables (default: the decision columns; the JSON and HTML have all)")
+    parser.add_argument("--timings", action="store_true", help="print where the run's time went, stage by stage")
+    parser.add_argument("--check", action="store_true", help="check the documents, quotes and strategies and print "
+                        "the plan, without loading the model (also: chunk-eval check DOCS QUESTIONS); exit 0 or 2")
     return parser
+
+
+def _run_check(args: argparse.Namespace, embedding: dict) -> int:
+    """`chunk-eval check`: problems and warnings on stderr, one line each, then the plan; 2 if any problem."""
+    from rag_tools.chunk_eval.check import check
+
+    began = time.perf_counter()
+    result = check(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget,
+                   cache=None if args.no_cache else Path(args.cache),
+                   model_request=model_request(args.model, embedding), skip_bad_files=args.skip_bad_files)
+    for line in result.problems:
+        print(f"chunk-eval: error: {line}", file=sys.stderr)
+    for line in result.warnings:
+        _warn(line)
+    print(result.plan)
+    verdict = (f"{len(result.problems)} problem{'s' if len(result.problems) != 1 else ''}: fix them before a run"
+               if result.problems else "no problem: ready to run")
+    print(f"check: {verdict}; {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}; "
+          f"{time.perf_counter() - began:.1f} s, no model loaded")
+    return result.status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `chunk-eval` command; returns the exit status (2 on bad input, with a one-line message; 130 on Ctrl-C)."""
     for name, value in OFFLINE_ENV.items():  # not QUIET_ENV's TQDM_DISABLE: the command's own bar is wanted
         os.environ.setdefault(name, value)
-    args = _parser().parse_args(argv)
+    began = time.perf_counter()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    checking = bool(argv) and argv[0] == "check" and len([a for a in argv[1:] if not a.startswith("-")]) >= 2
+    args = _parser().parse_args(argv[1:] if checking else argv)
     written: list[Path] = []
     try:
         outputs = [p for p in (args.json, args.html) if p is not None]
@@ -243,20 +278,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedding = {"window": args.window, "prefix_profile": args.prefix_profile, "query_prefix": args.query_prefix,
                      "document_prefix": args.document_prefix, "embed_url": args.embed_url,
                      "embed_model": args.embed_model, "api_key_env": args.api_key_env}
+        if checking or args.check:
+            return _run_check(args, embedding)
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
                           model=args.model, embedding=embedding,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
-                          quiet=args.quiet, on_warning=_warn)
-        contents: dict[Path, Iterable[str]] = {}
-        if args.json is not None:
-            contents[args.json] = report.json_pieces()  # made while written: never whole in memory
-        if args.html is not None:
-            contents[args.html] = [render_html(report)]
-        print(format_text(report))
-        print(report.model_text(), flush=True)  # both shown even if an output cannot be written
-        _write_outputs(contents, written)
+                          quiet=args.quiet, on_warning=_warn, on_plan=_plan)
+        with report.clock.stage("report"):
+            contents: dict[Path, Iterable[str]] = {}
+            if args.json is not None:
+                contents[args.json] = report.json_pieces()  # made while written: never whole in memory
+            if args.html is not None:
+                contents[args.html] = [render_html(report)]
+            print(format_text(report, all_columns=args.all_columns))
+            print(report.model_text(), flush=True)  # both shown even if an output cannot be written
+            _write_outputs(contents, written)
         if written:
             print(f"wrote {' and '.join(map(str, written))}")
+        if args.timings:
+            print(format_timings(report.clock.seconds, time.perf_counter() - began, report.vectors))
         sys.stdout.flush()
         if baseline is not None:
             failing = regressions(report, baseline, str(args.baseline))

@@ -263,19 +263,42 @@ def _resolve(record: dict, number: int, line: int, where: str, by_path: dict[str
         found = _spans_of_quote(quote, scope)
         if not found:
             where_in = f"in {document}" if document else "in any document"
+            dropped = _in_dropped_text(quote, scope)
+            if dropped:
+                raise ChunkEvalError(f'{label}: the answer "{_one_line(quote, 60)}" is not {where_in}: it lies in '
+                                     f"text the reader left out ({dropped}); quote the document's body text, or "
+                                     "drop the question")
             raise ChunkEvalError(f'{label}: the answer "{_one_line(quote, 60)}" is not {where_in}; '
                                  f"closest passage {_closest_passage(quote, scope)}")
         spans += found
     return Question(qid, text, tuple(spans), document, line)
 
 
-def read_questions(path: str | Path, documents: Sequence[Document]) -> list[Question]:
+def _in_dropped_text(quote: str, documents: Sequence[Document]) -> str | None:
+    """Where a quote lies in what a reader left out ("developers-reference.pdf p. 12, running header"), or None."""
+    pattern = _quote_pattern(quote)
+    for doc in documents:
+        for line in doc.dropped:
+            if pattern.search(line.text):
+                page = f" p. {line.page}" if doc.page_ends else ""
+                return f"{doc.path}{page}, {line.reason}"
+    for doc in documents:  # a quote running over several dropped lines
+        if doc.dropped and pattern.search(" ".join(line.text for line in doc.dropped)):
+            return f"{doc.path}, over several of its {len(doc.dropped)} dropped lines"
+    return None
+
+
+def read_questions(path: str | Path, documents: Sequence[Document],
+                   problems: list[str] | None = None) -> list[Question]:
     """Questions from a JSONL file (one object a line) or a CSV file (a header row), by suffix.
 
     Fields: `question`; `answer`, an exact quote from the documents (JSONL: or a list of quotes;
     whitespace and line breaks may differ); optional `document` (path relative to DOCS); optional
     `id`. In JSONL, `spans` (`[[start, end], ...]`, character offsets in `document`) may replace
     `answer`. The reference text is every occurrence of each quote (in `document`, if given).
+    Raises `ChunkEvalError` at the first bad question; with a `problems` list, a bad question's
+    message is appended to it and the question left out instead (`chunk-eval check`), so every
+    problem is found in one pass (a file that cannot be read at all still raises).
     """
     path = Path(path)
     if not path.is_file():
@@ -296,22 +319,37 @@ def read_questions(path: str | Path, documents: Sequence[Document]) -> list[Ques
             where = f"{path.name} line {reader.line_num}"
             if None in row:
                 raise ChunkEvalError(f"{where}: more fields than the header has columns; quote fields with commas")
-            questions.append(_resolve(row, len(questions) + 1, reader.line_num, where, by_path))
+            _add(questions, problems, _resolve, row, len(questions) + 1, reader.line_num, where, by_path)
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
         for number, line in enumerate(raw.splitlines(), start=1):
             if not line.strip():
                 continue
             where = f"{path.name} line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ChunkEvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
-                                     "write one JSON object per line") from None
-            if not isinstance(record, dict):
-                raise ChunkEvalError(f"{where}: a JSON object is needed, not {type(record).__name__}")
-            questions.append(_resolve(record, len(questions) + 1, number, where, by_path))
+            _add(questions, problems, _record, line, len(questions) + 1, number, where, by_path)
     else:
         raise ChunkEvalError(f"QUESTIONS file {path.name} must end in .jsonl or .csv")
-    if not questions:
+    if not questions and not problems:
         raise ChunkEvalError(f"QUESTIONS file {path.name} holds no question")
     return questions
+
+
+def _record(line: str, number: int, line_number: int, where: str, by_path: dict[str, Document]) -> Question:
+    """One JSONL line as a `Question`."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ChunkEvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
+                             "write one JSON object per line") from None
+    if not isinstance(record, dict):
+        raise ChunkEvalError(f"{where}: a JSON object is needed, not {type(record).__name__}")
+    return _resolve(record, number, line_number, where, by_path)
+
+
+def _add(questions: list[Question], problems: list[str] | None, make: Callable[..., Question], *args: Any) -> None:
+    """Append `make(*args)`; its `ChunkEvalError` is raised, or appended to `problems` when given."""
+    try:
+        questions.append(make(*args))
+    except ChunkEvalError as error:
+        if problems is None:
+            raise
+        problems.append(str(error))

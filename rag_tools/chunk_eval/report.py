@@ -11,7 +11,7 @@ from rag_tools.chunk_eval.grades import CAUSES
 from rag_tools.chunk_eval.inputs import _one_line
 from rag_tools.chunk_eval.run import EvalReport, StrategyResult
 
-__all__ = ["format_table", "format_text", "render_html"]
+__all__ = ["cost_table", "decision_table", "format_table", "format_text", "health_table", "render_html"]
 
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
@@ -41,8 +41,78 @@ def _extra_cells(report: EvalReport, r: StrategyResult) -> list[str]:
             *(str(counts[c]) for c in CAUSES)]
 
 
-def format_table(report: EvalReport, *, seconds: bool = True) -> str:
-    """The results as a plain-text table, best first, metrics in percent (`seconds=False`: no timings)."""
+def _aligned(head: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def decision_table(report: EvalReport, *, seconds: bool = True) -> str:
+    """The decision columns, best first: the strategy, the verdict's metric with its 95% interval, answer
+    recall, returned tokens, vectors stored and the seconds embedding the index takes (`seconds=False`: none)."""
+    metric = TITLES[report.metric].format(k=report.k)
+    head = ["strategy", metric, "95% CI", TITLES["answer_recall_at_k"].format(k=report.k), "returned tokens",
+            "vectors", *(["index s"] if seconds else [])]
+    rows = []
+    for r in report.results:
+        interval = r.intervals.get(report.metric)
+        rows.append([r.strategy, f"{100 * r.metrics[report.metric]:.1f}",
+                     f"[{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else "-",
+                     f"{100 * r.metrics['answer_recall_at_k']:.1f}", f"{r.returned_tokens:.0f}", f"{r.vectors:,}",
+                     *([_seconds(r.embed_seconds)] if seconds else [])])
+    return _aligned(head, rows)
+
+
+def health_table(report: EvalReport) -> str:
+    """Chunk health per strategy, best first: chunks, median and p10-p90 cl100k tokens, tiny chunks, ends inside
+    a sentence, chunks pooled over the model's windows (`health.py`)."""
+    return _aligned(*_health_rows(report))
+
+
+def _health_rows(report: EvalReport) -> tuple[list[str], list[list[str]]]:
+    head = ["strategy", "chunks", "median tokens", "p10-p90", "tiny", "mid-sentence ends", "pooled"]
+    rows = []
+    for r in report.results:
+        h = r.health
+        pooled = "-" if h["pooled_share"] is None else f"{h['pooled_share']:.0%}"
+        rows.append([r.strategy, str(h["chunks"]), f"{h['median_tokens']:.0f}",
+                     f"{h['p10_tokens']:.0f}-{h['p90_tokens']:.0f}", f"{h['tiny_share']:.0%}",
+                     f"{h['inside_sentence_share']:.0%}", pooled])
+    return head, rows
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def cost_table(report: EvalReport) -> str:
+    """Cost per strategy, best first: vectors and bytes stored, the index's embedding tokens and seconds (at the
+    run's measured rate), the median query latency (first stage, and reranking apart) and the returned tokens."""
+    return _aligned(*_cost_rows(report))
+
+
+def _cost_rows(report: EvalReport) -> tuple[list[str], list[list[str]]]:
+    head = ["strategy", "vectors", "stored", "embed tokens", "index s", "query ms", "rerank ms", "returned tokens"]
+    rows = [[r.strategy, f"{r.vectors:,}", _size(r.index_bytes), f"{r.embed_tokens:,}", _seconds(r.embed_seconds),
+             _ms(r.latency_ms.get("first_stage")), _ms(r.latency_ms.get("rerank")), f"{r.returned_tokens:.0f}"]
+            for r in report.results]
+    return head, rows
+
+
+def format_table(report: EvalReport, *, seconds: bool = True, all_columns: bool = False) -> str:
+    """The results as plain text, best first, metrics in percent: the decision columns (`decision_table`), or
+    with `all_columns` every metric, the misses by cause, then the chunk health and the cost tables
+    (`seconds=False`: no timings)."""
+    if not all_columns:
+        return decision_table(report, seconds=seconds)
     head = ["strategy", *(title.format(k=report.k) for _, title in COLUMNS), "chunks", "mean tokens", "index"]
     rows = [[r.strategy, *(f"{100 * r.metrics[m]:.1f}" for m, _ in COLUMNS), str(r.chunks), f"{r.mean_tokens:.0f}",
              _size(r.index_bytes)] for r in report.results]
@@ -53,12 +123,10 @@ def format_table(report: EvalReport, *, seconds: bool = True) -> str:
     head += _extra_head(report)
     for row, r in zip(rows, report.results):
         row += _extra_cells(report, r)
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-
-    return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
+    parts = [_aligned(head, rows), "Chunk health:", health_table(report)]
+    if seconds:
+        parts += ["Cost:", cost_table(report)]
+    return "\n".join(parts)
 
 
 def _fixes(report: EvalReport) -> list[str]:
@@ -67,10 +135,13 @@ def _fixes(report: EvalReport) -> list[str]:
     return [f"{cause} ({n} misses over all strategies): {CAUSES[cause]}" for cause, n in totals.items() if n]
 
 
-def format_text(report: EvalReport, *, seconds: bool = True) -> str:
-    """What the command prints: the verdict first, the warnings, the summary, the table, the causes' fixes."""
+def format_text(report: EvalReport, *, seconds: bool = True, all_columns: bool = False) -> str:
+    """What the command prints: the verdict first, the warnings, the summary, the table (the decision columns,
+    or every column with `all_columns`), the causes' fixes."""
     parts = [report.verdict_text(), *(f"warning: {w}" for w in report.warnings), _summary(report),
-             format_table(report, seconds=seconds)]
+             format_table(report, seconds=seconds, all_columns=all_columns)]
+    if not all_columns:
+        parts.append("more columns (every metric, misses by cause, chunk health, cost): --all-columns, --json, --html")
     fixes = _fixes(report)
     if fixes:
         parts.append("Misses (answer not wholly returned), by cause, and what to try:\n" +
@@ -118,6 +189,47 @@ def _figure_png(report: EvalReport) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def _cost_png(report: EvalReport) -> bytes:
+    """The verdict's metric with each strategy's own 95% interval against three costs (tokens returned per
+    question, seconds to embed the index, milliseconds per query), as PNG bytes."""
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
+
+    metric = TITLES[report.metric].format(k=report.k)
+    panels = [("returned tokens per question", lambda r: r.returned_tokens),
+              ("seconds to embed the index (measured rate)", lambda r: r.embed_seconds),
+              ("query latency, ms (median; rerank included)",
+               lambda r: (r.latency_ms.get("first_stage") or 0.0) + (r.latency_ms.get("rerank") or 0.0))]
+    fig = Figure(figsize=(13, 4.4), dpi=100)
+    axes = fig.subplots(1, 3, sharey=True)
+    for ax, (label, cost) in zip(axes, panels):
+        for r in report.results:
+            x = cost(r)
+            if x is None:
+                continue
+            y = 100 * r.metrics[report.metric]
+            low, high = (100 * v for v in r.intervals.get(report.metric, (r.metrics[report.metric],) * 2))
+            ax.errorbar([x], [y], yerr=[[max(y - low, 0.0)], [max(high - y, 0.0)]], fmt="o", capsize=3,
+                        color="tab:red" if report.verdict is not None and r.strategy in report.verdict.ruled_out
+                        else "tab:blue")
+            ax.annotate(r.strategy, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"{metric} (%), own 95% interval")
+    fig.suptitle(f"{metric} against cost (red: ruled out by the verdict)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _table_html(table_id: str, head: list[str], rows: list[list[str]]) -> str:
+    """A table's head and rows as an HTML table."""
+    e = html.escape
+    return (f'<table id="{table_id}"><thead><tr>' + "".join(f"<th>{e(c)}</th>" for c in head)
+            + "</tr></thead><tbody>" + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
+                                                for row in rows) + "</tbody></table>")
 
 
 def _passage_html(report: EvalReport, span: tuple[str, int, int], title: str, context: int = 160) -> str:
@@ -215,6 +327,7 @@ def render_html(report: EvalReport) -> str:
         + "".join(f"<td>{e(c)}</td>" for c in _extra_cells(report, r)) + "</tr>"
         for r in report.results)
     png = base64.b64encode(_figure_png(report)).decode("ascii")
+    cost_png = base64.b64encode(_cost_png(report)).decode("ascii")
     forest = _forest_png(report)
     forest_html = ("<p>No verdict: it compares at least two strategies on at least two questions.</p>"
                    if forest is None else
@@ -262,6 +375,16 @@ details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{co
 <p>{e(_summary(report)).replace(chr(10), "<br>")}. Model: {e(report.model)}.</p>
 <h2>Results, best first</h2>
 <table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<h2>Chunk health</h2>
+<p>Tokens are cl100k tokens; tiny: under a tenth of the size; mid-sentence ends: a chunk that stops inside a
+sentence; pooled: longer than the model's window, its vector pooled over windows.</p>
+{_table_html("health", *_health_rows(report))}
+<h2>Cost</h2>
+<p>Index seconds: the index's tokens at the rate measured in this run (cached vectors counted too); query ms:
+the median over the questions of embedding one question and searching, and of reranking apart.</p>
+{_table_html("cost", *_cost_rows(report))}
+<img id="cost-plot" alt="{e(TITLES[report.metric].format(k=report.k))} with each strategy's 95% interval against
+ returned tokens, index embedding seconds and query latency" src="data:image/png;base64,{cost_png}">
 <h2>Misses by cause, and what to try</h2>
 <ul id="causes">{fixes}</ul>
 <h2>Recall and IoU against chunk size</h2>

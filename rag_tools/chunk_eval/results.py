@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_lib.evaluation import METRIC_NAMES
-from rag_tools.chunk_eval.grades import CAUSES
 from course_lib.spans import Chunk, DocSpan
 from course_lib.stats import Verdict
+from rag_tools.chunk_eval.grades import CAUSES
 from rag_tools.chunk_eval.inputs import Document, Question
+from rag_tools.chunk_eval.timings import StageClock
 
 __all__ = ["Chunked", "EvalReport", "StrategyResult"]
 
@@ -40,6 +41,12 @@ class StrategyResult:
     causes: list[str | None] = field(repr=False, default_factory=list)  # None: the answer was returned whole
     retrieved: list[list[DocSpan]] = field(repr=False, default_factory=list)  # what each question got back
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # metric -> own 95% interval
+    vectors: int = 0  # vectors the index stores (chunks; for rerank: also every chunk's token vectors)
+    embed_tokens: int = 0  # cl100k tokens embedding the index alone takes (what it embeds, headers included)
+    embed_seconds: float | None = None  # those tokens at the run's measured rate (None: no rate measured)
+    latency_ms: dict[str, float | None] = field(default_factory=dict)  # question_embedding, search, first_stage, rerank
+    health: dict[str, Any] = field(default_factory=dict)  # `health.ChunkHealth.to_dict()`
+    rerank_seconds: float | None = None  # rerank: its own stage (token vectors and MaxSim)
 
     @property
     def cause_counts(self) -> dict[str, int]:
@@ -51,7 +58,14 @@ class StrategyResult:
                 "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
                 "returned_tokens": round(self.returned_tokens, 1), "index_bytes": self.index_bytes,
                 "seconds": round(self.seconds, 2), "windowed_chunks": self.windowed_chunks,
-                "causes": self.cause_counts}
+                "causes": self.cause_counts, "health": self.health, "cost": self.cost()}
+
+    def cost(self) -> dict[str, Any]:
+        """What the strategy costs: to build its index, to store it, per query, and what the reader reads."""
+        return {"vectors": self.vectors, "index_bytes": self.index_bytes, "embed_tokens": self.embed_tokens,
+                "embed_seconds": None if self.embed_seconds is None else round(self.embed_seconds, 2),
+                "latency_ms": self.latency_ms, "returned_tokens": round(self.returned_tokens, 1),
+                "rerank_seconds": None if self.rerank_seconds is None else round(self.rerank_seconds, 2)}
 
 
 @dataclass
@@ -74,6 +88,8 @@ class EvalReport:
     versions: dict[str, str] = field(default_factory=dict)
     inputs_sha256: str = ""
     embedding: dict[str, Any] = field(default_factory=dict)  # `rag_tools.embedders.describe` of the model
+    clock: StageClock | None = field(default=None, repr=False)  # each stage's seconds (`--timings`)
+    vectors: dict[str, Any] = field(default_factory=dict)  # asked for, distinct, cached, embedded, the rate
 
     def model_text(self) -> str:
         """One line: the model, its kind, window, dimension, prefixes and, for an endpoint, its requests."""
@@ -140,7 +156,9 @@ class EvalReport:
             "questions": len(self.questions), "skipped": self.skipped,
             "results": [r.to_dict() for r in self.results],
             "shared_seconds": {key: round(value, 2) for key, value in self.shared_seconds.items()},
-            "cache": self.cache, "versions": self.versions, "inputs_sha256": self.inputs_sha256,
+            "cache": self.cache, "vectors": self.vectors,
+            "timings": {name: round(value, 3) for name, value in self.clock.seconds.items()} if self.clock else {},
+            "versions": self.versions, "inputs_sha256": self.inputs_sha256,
         }
 
 

@@ -1,65 +1,63 @@
 """chunk-eval's pipeline: chunk every document with each strategy, embed, rank, score, decide.
 
-`evaluate` runs five stages, one function each (the last two in `score.py`, the result types in
-`results.py`): `_chunk` (every strategy on every document),
-`_plan` (which vectors the cache lacks: each distinct text once, and for late strategies each
-document once; `bm25:` strategies embed nothing), `_embed` (fill the cache), `_score` (rank every
-chunk for every question: `VectorIndex.rank`, BM25 or their reciprocal rank fusion; grade the
+`evaluate` runs these stages (each timed by a `timings.StageClock`): reading the documents and
+questions; loading the model; `plan.chunk_all` (each distinct chunking once); `plan.make_plan`
+(which vectors the cache lacks: each distinct text once, and for late strategies each document once;
+`bm25:` strategies embed nothing), whose counts and time estimate go to `on_plan` before anything is
+embedded; `plan.embed_plan` (fill the cache); `score._score` (rank every chunk for every question:
+`VectorIndex.rank`, BM25 or their reciprocal rank fusion, then MaxSim for `rerank:`; grade the
 ranking with `ReferenceGrades`; cut what is returned at k chunks or at the exact budget; find each
-miss's cause) and `_decide` (the verdict, each row's intervals and the warnings).
+miss's cause); each strategy's costs and chunk health (`health.py`); and `score._decide` (the
+verdict, each row's intervals and the warnings).
 """
 
 from __future__ import annotations
 
-import hashlib
-import sys
+import json
+import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from course_lib.embed import VectorCache
-from course_lib.evaluation import (
-    METRIC_NAMES,
+from course_lib.evaluation import METRIC_NAMES
+from course_lib.strategies import STRATEGIES
+from course_lib.tokens import check_encodable
+from rag_tools.chunk_eval.health import chunk_health, health_warning
+from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, read_documents, read_questions
+from rag_tools.chunk_eval.plan import (
+    Plan,
+    Spec,
+    chunk_all,
+    cl100k_counts,
+    embed_plan,
+    has_headings,
+    make_plan,
+    plan_counts,
 )
-from course_lib.late import pool_chunks
-from course_lib.retrieval import headed_texts
-from course_lib.spans import Chunk
-from course_lib.strategies import StrategySpec, chunk_with, parse_strategy
-from course_lib.tokens import check_encodable, get_encoding
-from rag_tools.chunk_eval.inputs import (
-    MARKDOWN_SUFFIXES,
-    ChunkEvalError,
-    Document,
-    Question,
-    _one_line,
-    read_documents,
-    read_questions,
-)
-from rag_tools.chunk_eval.results import Chunked, EvalReport, StrategyResult
-from rag_tools.chunk_eval.score import TOKENIZER, _bm25_bytes, _decide, _inputs_sha256, _score, _versions
+from rag_tools.chunk_eval.rerank import RerankSpec, TokenVectorError, parse_with_rerank, token_matrices
+from rag_tools.chunk_eval.results import EvalReport, StrategyResult
+from rag_tools.chunk_eval.score import _decide, _inputs_sha256, _score, _versions, query_latency
+from rag_tools.chunk_eval.timings import MIN_RATE_TOKENS, EmbeddingRate, StageClock, plan_text
 from rag_tools.embedders import (
     DEFAULT_CACHE,
     Embedder,
-    EmbedderError,
     SentenceTransformerEmbedder,
     describe,
-    encode_queries,
-    late_key,
     load_embedder,
     token_vectors_refusal,
-    vector_key,
 )
 
-__all__ = ["DEFAULT_SIZES", "EvalReport", "StrategyResult", "default_strategies", "evaluate"]
+__all__ = ["DEFAULT_SIZES", "EvalReport", "StrategyResult", "default_strategies", "evaluate", "has_headings"]
 
 
 DEFAULT_SIZES = (64, 128, 256, 512)
 DEFAULT_BASE = 256  # the size the default grid's variants (fixed, overlap, headers:, hybrid:, late:) use
+REQUESTS_FILE = "models.json"  # in the cache folder: which model folder each set of model options used last
 
 
 # ---------------------------------------------------------------------------
@@ -68,22 +66,24 @@ DEFAULT_BASE = 256  # the size the default grid's variants (fixed, overlap, head
 
 
 def default_strategies(documents: Sequence[Document]) -> list[str]:
-    """What the course recommends: recursive (and markdown when a document is Markdown) at 64, 128, 256
-    and 512 tokens; fixed:256; recursive:256:32; and headers:, hybrid: and late: of each at 256."""
+    """What the course recommends: recursive (and markdown when a document has headings, `has_headings`) at
+    64, 128, 256 and 512 tokens; fixed:256; recursive:256:32; and headers:, hybrid:, hybrid:headers: (the
+    course's recommended default) and late: of each at 256."""
     names = ["recursive"]
-    if any(doc.path.lower().endswith(MARKDOWN_SUFFIXES) for doc in documents):
+    if any(has_headings(doc) for doc in documents):
         names.append("markdown")
     grid = [f"{name}:{size}" for name in names for size in DEFAULT_SIZES]
     grid += [f"fixed:{DEFAULT_BASE}", f"recursive:{DEFAULT_BASE}:32"]
-    return grid + [f"{prefix}:{name}:{DEFAULT_BASE}" for prefix in ("headers", "hybrid", "late") for name in names]
+    return grid + [f"{prefix}:{name}:{DEFAULT_BASE}" for prefix in ("headers", "hybrid", "hybrid:headers", "late")
+                   for name in names]
 
 
-def _parse(specs: Sequence[str]) -> list[StrategySpec]:
-    """The strategies, parsed, each once."""
+def parse_strategies(specs: Sequence[str]) -> list[Spec]:
+    """The strategies, parsed (`rerank:<n>:` allowed in front), each once."""
     parsed, seen = [], set()
     for text in specs:
         try:
-            spec = parse_strategy(text)
+            spec = parse_with_rerank(text)
         except (TypeError, ValueError) as error:
             raise ChunkEvalError(f"--strategy {text!r}: {error}") from None
         if spec.id not in seen:
@@ -92,9 +92,10 @@ def _parse(specs: Sequence[str]) -> list[StrategySpec]:
     return parsed
 
 
-def _family(spec: StrategySpec) -> str:
+def _family(spec: Spec) -> str:
     """The strategy without its size: what a plot of metrics against size draws one line for."""
-    label = ":".join(p for p in (spec.retrieval, spec.variant, spec.name) if p)
+    rerank = f"rerank {spec.depth}" if isinstance(spec, RerankSpec) else None
+    label = ":".join(p for p in (rerank, spec.retrieval, spec.variant, spec.name) if p)
     if spec.overlap:
         label += f" overlap {spec.overlap}"
     if spec.options:
@@ -102,142 +103,14 @@ def _family(spec: StrategySpec) -> str:
     return label
 
 
-# ---------------------------------------------------------------------------
-# The stages
-# ---------------------------------------------------------------------------
-
-
-def _chunk(specs: Sequence[StrategySpec], documents: Sequence[Document], model: Any,
-           seconds: dict[str, float]) -> Chunked:
-    """Every strategy on every document; adds each strategy's chunking time to `seconds`."""
-    chunked: Chunked = {}
-    for spec in specs:
-        t0 = time.perf_counter()
-        pairs = []
-        for doc in documents:
-            try:
-                pairs += [(doc, c) for c in chunk_with(spec, doc.text, model=model)]
-            except (TypeError, ValueError) as error:
-                raise ChunkEvalError(f"--strategy {spec.id!r} on {doc.path}: {_one_line(str(error), 300)}") from None
-        if not pairs:
-            raise ChunkEvalError(f"--strategy {spec.id!r} made no chunk from any document")
-        chunked[spec.id] = pairs
-        seconds[spec.id] = time.perf_counter() - t0
-    return chunked
-
-
-def _header_texts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
-    """What a headers: strategy embeds: "name > heading path", a blank line, the chunk (notebook 10's headers)."""
-    title = Path(doc.path).with_suffix("").as_posix()
-    return headed_texts(doc.text, [(c.start, c.end) for c in chunks], title=title,
-                        headings=doc.path.lower().endswith(MARKDOWN_SUFFIXES))
-
-
-@dataclass
-class _Plan:
-    """Which vector each strategy's chunks (and each question) read, and which of them still have to be made."""
-
-    query_keys: list[str]
-    vector_keys: dict[str, list[str]]  # strategy id -> one cache key per chunk (none for bm25:)
-    search_texts: dict[str, list[str]]  # strategy id -> what BM25 and the embedder read per chunk (not late:)
-    todo: dict[str, dict[str, str]]  # strategy id ("" for the questions) -> key -> text to embed
-    late_todo: dict[str, dict[str, tuple[int, int]]]  # document -> key -> chunk span, for every late strategy
-    late_users: dict[str, set[str]]  # document -> the late strategies whose vectors it still has to give
-
-
-def _missing(cache: VectorCache, keys: Sequence[str], texts: Sequence[str], planned: set[str]) -> dict[str, str]:
-    """The texts to embed: each distinct key once, unless the cache has it or an earlier step will embed it."""
-    todo: dict[str, str] = {}
-    for key, text in zip(keys, texts):
-        if key not in cache and key not in planned and key not in todo:
-            todo[key] = text
-    return todo
-
-
-def _plan(specs: Sequence[StrategySpec], documents: Sequence[Document], questions: Sequence[Question],
-          chunked: Chunked, cache: VectorCache, embedder: Embedder) -> _Plan:
-    doc_hash = {doc.path: hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest() for doc in documents}
-    query_keys = [vector_key(embedder, q.question, query=True) for q in questions]
-    todo = {"": _missing(cache, query_keys, [q.question for q in questions], set())}
-    plan = _Plan(query_keys, {}, {}, todo, {}, {})
-    planned = set(plan.todo[""])
-    for spec in specs:
-        if spec.variant == "headers":
-            texts = [t for doc in documents for t in _header_texts(doc, [c for d, c in chunked[spec.id] if d is doc])]
-        else:
-            texts = [c.text for _, c in chunked[spec.id]]
-        plan.search_texts[spec.id] = texts
-        if spec.variant == "late":
-            keys = plan.vector_keys[spec.id] = []
-            for d, c in chunked[spec.id]:
-                key = late_key(embedder, doc_hash[d.path], c.start, c.end)
-                keys.append(key)
-                if key not in cache:
-                    plan.late_todo.setdefault(d.path, {})[key] = (c.start, c.end)
-                    plan.late_users.setdefault(d.path, set()).add(spec.id)
-            continue
-        if not spec.embeds:
-            continue
-        plan.vector_keys[spec.id] = [vector_key(embedder, t) for t in texts]
-        plan.todo[spec.id] = _missing(cache, plan.vector_keys[spec.id], texts, planned)
-        planned.update(plan.todo[spec.id])
-    return plan
-
-
-def _embed(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache: VectorCache,
-           seconds: dict[str, float], shared: dict[str, float], quiet: bool) -> None:
-    """Make every planned vector and put it in the cache; late strategies share each document's encoding time.
-    An embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one `ChunkEvalError` line."""
-    try:
-        _embed_all(plan, documents, embedder, cache, seconds, shared, quiet)
-    except EmbedderError as error:
-        raise ChunkEvalError(str(error)) from None
-    finally:
-        cache.flush()
-
-
-def _embed_all(plan: _Plan, documents: Sequence[Document], embedder: Embedder, cache: VectorCache,
-               seconds: dict[str, float], shared: dict[str, float], quiet: bool) -> None:
-    from tqdm import tqdm  # deferred: tqdm is only needed once there is something to embed
-
-    total = sum(map(len, plan.todo.values())) + sum(map(len, plan.late_todo.values()))
-    with tqdm(total=total, desc="chunk-eval: embedding", unit="vector", file=sys.stderr, disable=quiet,
-              leave=False) as bar:
-        for sid, texts_by_key in plan.todo.items():
-            t0 = time.perf_counter()
-            keys = list(texts_by_key)
-            for a in range(0, len(keys), cache.flush_every):  # slices: the cache saves each as it goes (Ctrl-C)
-                part = keys[a:a + cache.flush_every]
-                encode = embedder.encode if sid else lambda texts, progress: encode_queries(embedder, texts, progress)
-                cache.put(part, encode([texts_by_key[key] for key in part], progress=bar.update))
-            if sid:
-                seconds[sid] += time.perf_counter() - t0
-            else:
-                shared["queries"] = time.perf_counter() - t0
-        for doc in documents:
-            wanted = plan.late_todo.get(doc.path)
-            if not wanted:
-                continue
-            t0 = time.perf_counter()
-            bar.set_description(f"chunk-eval: late, {doc.path}")
-            try:
-                tokens, vectors = embedder.token_vectors(doc.text)
-                pooled = pool_chunks(tokens, vectors, doc.text, list(wanted.values()))
-            except ValueError as error:
-                raise ChunkEvalError(f"late chunking of {doc.path}: {_one_line(str(error), 300)}") from None
-            cache.put(list(wanted), pooled)
-            bar.update(len(wanted))
-            users = plan.late_users[doc.path]
-            for sid in users:  # one encoding serves every late strategy: they share its time
-                seconds[sid] += (time.perf_counter() - t0) / len(users)
-
-
-def _token_vector_strategies(specs: list[StrategySpec], embedder: Embedder, *, explicit: bool,
-                             on_warning: Callable[[str], Any] | None) -> list[StrategySpec]:
+def _token_vector_strategies(specs: list[Spec], embedder: Embedder, *, explicit: bool,
+                             on_warning: Callable[[str], Any] | None) -> list[Spec]:
     """The strategies, refused (explicit ones) or left out with a warning (the default grid) when they need
     token vectors (`late:`, MaxSim reranking) and the model gives none."""
     refusal = token_vectors_refusal(embedder)
-    needing = [s for s in specs if s.variant == "late" or s.id.startswith("rerank:")]
+    if refusal is None and not callable(getattr(embedder, "token_vectors", None)):
+        refusal = f"the model {describe(embedder).get('model')!r} gives no token vectors"
+    needing = [s for s in specs if s.variant == "late" or isinstance(s, RerankSpec)]
     if refusal is None or not needing:
         return specs
     if explicit:
@@ -252,8 +125,69 @@ def _token_vector_strategies(specs: list[StrategySpec], embedder: Embedder, *, e
 
 
 # ---------------------------------------------------------------------------
+# Which model folder of the cache a set of model options used (for `chunk-eval check`)
+# ---------------------------------------------------------------------------
+
+
+def model_request(model: str | Path | None, embedding: Mapping[str, Any] | None) -> str:
+    """The model options as one string: the key under which a run records its model's cache folder."""
+    options = {key: value for key, value in (embedding or {}).items() if value is not None}
+    return json.dumps({"model": None if model is None else str(model), **options}, sort_keys=True)
+
+
+def record_model(cache: str | Path | None, request: str, embedder: Embedder) -> None:
+    """Remember, in the cache folder, the model name and prefixes these options gave (best effort)."""
+    if cache is None:
+        return
+    path = Path(cache) / REQUESTS_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        if not isinstance(known, dict):
+            known = {}
+        known[request] = {"name": embedder.name, "query_prefix": getattr(embedder, "query_prefix", "") or "",
+                          "document_prefix": getattr(embedder, "document_prefix", "") or ""}
+        tmp = path.with_name(f".{REQUESTS_FILE}.tmp{os.getpid()}")
+        tmp.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass
+
+
+# ---------------------------------------------------------------------------
 # The whole run
 # ---------------------------------------------------------------------------
+
+
+def _model_tokens(embedder: Embedder, texts_by_spec: dict[str, list[str]]) -> dict[str, list[int]]:
+    """The model's tokens of every text a strategy embeds on its own (each distinct text counted once)."""
+    distinct = list(dict.fromkeys(t for texts in texts_by_spec.values() for t in texts))
+    counts = dict(zip(distinct, embedder.token_counts(distinct))) if distinct else {}
+    return {sid: [counts[t] for t in texts] for sid, texts in texts_by_spec.items()}
+
+
+def _question_tokens(embedder: Embedder, questions: Sequence[Question]) -> list[tuple[np.ndarray, float]]:
+    """Each question's token vectors (for MaxSim) and the seconds they took: a reranked query's own encoding."""
+    out = []
+    for q in questions:
+        t0 = time.perf_counter()
+        try:
+            matrix = token_matrices(embedder, [q.question], "questions")[0]
+        except TokenVectorError as error:
+            raise ChunkEvalError(f"rerank: {error}") from None
+        out.append((matrix, time.perf_counter() - t0))
+    return out
+
+
+def _chunk_tokens(embedder: Embedder, spec: Spec, plan: Plan, rows: Sequence[int],
+                  clock: StageClock) -> list[np.ndarray]:
+    """The token vectors of a rerank strategy's candidate chunks `rows` (their texts as the first stage embeds
+    them), timed as embedding."""
+    texts = plan.search_texts[spec.id]
+    with clock.stage("embedding"):
+        try:
+            return token_matrices(embedder, [texts[row] for row in rows], "chunks")
+        except TokenVectorError as error:
+            raise ChunkEvalError(f"--strategy {spec.id!r}: {error}") from None
 
 
 def evaluate(
@@ -272,93 +206,148 @@ def evaluate(
     skip_bad_files: bool = False,
     quiet: bool = True,
     on_warning: Callable[[str], Any] | None = None,
+    on_plan: Callable[[str], Any] | None = None,
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
     `metric` (one of `METRIC_NAMES`) is the verdict's. `model` is a registry name or a local
     sentence-transformers folder (default: the course's MiniLM) and `embedding` the rest of
     `rag_tools.embedders.load_embedder`'s options (window, prefixes, an endpoint); `embedder` replaces the
-    model altogether (tests pass a small stand-in). `late:` strategies are refused when the model gives no
-    token vectors (the default grid leaves them out, with a warning). `cache=None` keeps no vectors on
-    disk; `cache_read_only=True` reads it and writes nothing. `quiet=False` shows progress bars on stderr.
-    A damaged cache file or a failed cache write is a warning, sent to `on_warning` (default
-    `warnings.warn`): the run goes on. Raises `ChunkEvalError` on bad input.
-    Taught in notebooks/13_your_documents.ipynb, section 2.
+    model altogether (tests pass a small stand-in). `late:` and `rerank:` strategies are refused when the
+    model gives no token vectors (the default grid leaves them out, with a warning). `cache=None` keeps no
+    vectors on disk; `cache_read_only=True` reads it and writes nothing. `quiet=False` shows progress bars on
+    stderr. A damaged cache file or a failed cache write is a warning, sent to `on_warning` (default
+    `warnings.warn`): the run goes on. `on_plan` receives the plan (documents, questions, strategies,
+    chunks, vectors, cached) and the time estimate before anything is embedded. Raises `ChunkEvalError` on
+    bad input. Taught in notebooks/13_your_documents.ipynb, section 2.
     """
     for name, value in (("k", k), ("budget", budget)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ChunkEvalError(f"--{name} {value!r}: use a whole number >= 1")
     if metric not in METRIC_NAMES:
         raise ChunkEvalError(f"--metric {metric!r} is not a metric; choose one of {', '.join(METRIC_NAMES)}")
-    began = time.perf_counter()
-    documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files, on_warning=on_warning)
-    question_list = read_questions(questions, documents)
-    for q in question_list:  # a document's are found by the chunkers (chunk_with), a question's here
-        try:
-            check_encodable(q.question, f"{Path(questions).name} line {q.line}: question {q.id!r}")
-        except ValueError as error:
-            raise ChunkEvalError(str(error)) from None
-    specs = _parse(strategies if strategies else default_strategies(documents))
-    shared: dict[str, float] = {"reading": time.perf_counter() - began}
+    clock = StageClock()
+    with clock.stage("reading"):
+        documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files, on_warning=on_warning)
+        question_list = read_questions(questions, documents)
+        for q in question_list:  # a document's are found by the chunkers (chunk_with), a question's here
+            try:
+                check_encodable(q.question, f"{Path(questions).name} line {q.line}: question {q.id!r}")
+            except ValueError as error:
+                raise ChunkEvalError(str(error)) from None
+    specs = parse_strategies(strategies if strategies else default_strategies(documents))
 
-    t0 = time.perf_counter()
-    options = {key: value for key, value in (embedding or {}).items() if value is not None}
-    if embedder is None:
-        try:
-            embedder = load_embedder(model, progress=not quiet, **options) if model is not None or options \
-                else SentenceTransformerEmbedder()
-        except ValueError as error:
-            raise ChunkEvalError(str(error)) from None
-    shared["model_load"] = time.perf_counter() - t0
+    with clock.stage("model_load"):
+        options = {key: value for key, value in (embedding or {}).items() if value is not None}
+        loaded_here = embedder is None  # a model named by options: its cache folder is recorded for `check`
+        if embedder is None:
+            try:
+                embedder = load_embedder(model, progress=not quiet, **options) if model is not None or options \
+                    else SentenceTransformerEmbedder()
+            except ValueError as error:
+                raise ChunkEvalError(str(error)) from None
     specs = _token_vector_strategies(specs, embedder, explicit=bool(strategies), on_warning=on_warning)
 
     seconds: dict[str, float] = {}
-    chunked = _chunk(specs, documents, getattr(embedder, "model", None), seconds)
+    with clock.stage("chunking"):
+        chunked = chunk_all(specs, documents, getattr(embedder, "model", None), seconds)
     vector_cache = VectorCache(cache, embedder.name, dim=getattr(embedder, "dim", None), read_only=cache_read_only,
                                on_warning=on_warning)
     if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
         embedder.dim = vector_cache.dim
-    plan = _plan(specs, documents, question_list, chunked, vector_cache, embedder)
-    _embed(plan, documents, embedder, vector_cache, seconds, shared, quiet)
+    with clock.stage("tokenizing"):  # cl100k counts, and the plan's count of what it will embed
+        cl100k = cl100k_counts(specs, chunked)
+        plan = make_plan(specs, documents, question_list, chunked, vector_cache, embedder, cl100k)
+    counts = plan_counts(plan, specs, documents, question_list, chunked, cl100k)
+    stored = EmbeddingRate.load(vector_cache.folder)
+    if on_plan is not None:
+        on_plan(plan_text(counts, stored))
+    shared: dict[str, float] = {"reading": clock.seconds["reading"], "model_load": clock.seconds["model_load"]}
+    with clock.stage("embedding"):
+        measured, question_ms = embed_plan(plan, documents, embedder, vector_cache, seconds, shared, quiet, stored,
+                                           on_plan)
+        measured.question_ms = question_ms
+        if vector_cache.writable:  # the rate, and which model folder these options use, for later estimates
+            measured.save(vector_cache.folder)
+            if loaded_here:
+                record_model(cache, model_request(model, embedding), embedder)
+        reranks = [s for s in specs if isinstance(s, RerankSpec)]
+        question_tokens = _question_tokens(embedder, question_list) if reranks else []
+    rate = measured if measured.tokens >= MIN_RATE_TOKENS or stored is None else stored
+    if question_ms is None and stored is not None:
+        question_ms = stored.question_ms
     query_vectors = np.stack([vector_cache[key] for key in plan.query_keys])
+    dim = int(query_vectors.shape[1])
 
-    encoding = get_encoding(TOKENIZER)
-    results = []
+    with clock.stage("tokenizing"):
+        alone = {s.id: plan.search_texts[s.id] for s in specs
+                 if (s.embeds and s.variant != "late") or isinstance(s, RerankSpec)}
+        model_tokens = _model_tokens(embedder, alone)
+    texts_by_path = {d.path: d.text for d in documents}
+    results, healths, returned_rows = [], {}, {}
     for spec in specs:
         t0 = time.perf_counter()
         pairs = chunked[spec.id]
         spans = [(d.path, c.start, c.end) for d, c in pairs]
-        texts = [c.text for _, c in pairs]
-        tokens = [len(ids) for ids in encoding.encode_ordinary_batch(texts)]
+        tokens = cl100k[spec.id]
         vectors = np.stack([vector_cache[key] for key in plan.vector_keys[spec.id]]) if spec.embeds else None
-        scored = _score(spec, spans, texts, plan.search_texts[spec.id], tokens, vectors, query_vectors,
-                        question_list, documents, k, budget)
-        index_bytes = (int(vectors.nbytes) if vectors is not None else 0) + (
-            _bm25_bytes(plan.search_texts[spec.id]) if spec.retrieval else 0)
-        windowed = sum(n > embedder.max_tokens for n in embedder.token_counts(texts)) \
-            if spec.embeds and spec.variant != "late" else 0
+        rerank = isinstance(spec, RerankSpec)
+        with clock.stage("scoring"):
+            scored = _score(spec, spans, [c.text for _, c in pairs], plan.search_texts[spec.id], tokens, vectors,
+                            query_vectors, question_list, documents, k, budget,
+                            token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock))
+                            if rerank else None, query_tokens=question_tokens)
+            search_ms = query_latency(spec, vectors, query_vectors, question_list, scored["bm25_ms"])
+        embeds_alone = spec.embeds and spec.variant != "late"
+        windowed = sum(n > embedder.max_tokens for n in model_tokens[spec.id]) if embeds_alone else 0
+        index_tokens = sum(plan.tokens[key] for key in plan.vector_keys[spec.id]) if spec.embeds else 0
+        token_rows = sum(model_tokens[spec.id]) if rerank else 0  # every chunk's token vectors, in a real index
+        stored_vectors = (len(pairs) if spec.embeds else 0) + token_rows
+        embed_seconds = rate.estimate(index_tokens * (2 if rerank else 1)) if spec.embeds else 0.0  # None: no rate
         seconds[spec.id] += time.perf_counter() - t0
+        with clock.stage("tokenizing"):
+            healths[spec.id] = chunk_health(spans, tokens, texts_by_path, size=spec.size,
+                                            sized_in_tokens=STRATEGIES[spec.name].unit == "cl100k tokens",
+                                            pooled=windowed if embeds_alone else None)
+        returned_rows[spec.id] = scored["returned_rows"]
+        first_ms = (question_ms or 0.0) * spec.embeds + search_ms
+        latency = {"question_embedding": None if question_ms is None or not spec.embeds else round(question_ms, 2),
+                   "search": round(search_ms, 3), "first_stage": round(first_ms, 2),
+                   "rerank": round(scored["rerank_ms"], 2) if rerank else None}
         per_question = scored["per_question"]
         results.append(StrategyResult(
             strategy=spec.id, family=_family(spec), size=spec.size,
             metrics={m: float(np.mean(v)) for m, v in per_question.items()}, chunks=len(pairs),
             mean_tokens=float(np.mean(tokens)), returned_tokens=float(np.mean(scored["returned_tokens"])),
-            index_bytes=index_bytes, seconds=seconds[spec.id], windowed_chunks=windowed, hit=scored["hit"],
-            first_rank=scored["first_rank"], top=scored["top"], best_relevant=scored["best_relevant"],
-            per_question=per_question, causes=scored["causes"], retrieved=scored["retrieved"]))
+            index_bytes=stored_vectors * dim * 4 + scored["bm25_bytes"], seconds=seconds[spec.id],
+            windowed_chunks=windowed, hit=scored["hit"], first_rank=scored["first_rank"], top=scored["top"],
+            best_relevant=scored["best_relevant"], per_question=per_question, causes=scored["causes"],
+            retrieved=scored["retrieved"], vectors=stored_vectors, embed_tokens=index_tokens,
+            embed_seconds=embed_seconds, latency_ms=latency, health=healths[spec.id].to_dict(),
+            rerank_seconds=scored.get("rerank_seconds")))
     results.sort(key=lambda r: (-r.metrics[metric], -r.metrics["recall_at_k"], -r.metrics["ndcg_at_10"],
                                 -r.metrics["mrr"], -r.metrics["iou"], r.strategy))
-    t0 = time.perf_counter()
-    ruling, warnings = _decide(results, documents, question_list, chunked, metric, k, budget)
-    shared["verdict"] = time.perf_counter() - t0
-    shared["total"] = time.perf_counter() - began
+    with clock.stage("bootstrap"):
+        ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget)
+    for r in results:
+        line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
+                              cl100k[r.strategy])
+        if line:
+            warned.append(line)
+    shared["verdict"] = clock.seconds["bootstrap"]
+    shared["total"] = clock.wall()
     loaded = vector_cache.loaded
     model_facts = {**describe(embedder)}
     if model_facts.get("dimension") is None:
-        model_facts["dimension"] = int(query_vectors.shape[1])
+        model_facts["dimension"] = dim
     return EvalReport(k=k, budget=budget, model=model_facts["model"], embedding=model_facts, documents=documents,
-                      questions=question_list,
-                      skipped=skipped, results=results, shared_seconds=shared,
+                      questions=question_list, skipped=skipped, results=results, shared_seconds=shared,
                       cache={"vectors_loaded": loaded, "vectors_embedded": len(vector_cache.vectors) - loaded},
-                      metric=metric, verdict=ruling, warnings=warnings, versions=_versions(embedder, specs),
-                      inputs_sha256=_inputs_sha256(documents, question_list))
+                      metric=metric, verdict=ruling, warnings=warned, versions=_versions(embedder, specs),
+                      inputs_sha256=_inputs_sha256(documents, question_list), clock=clock,
+                      vectors={"requested": plan.requested, "distinct": plan.distinct,
+                               "cached": plan.distinct - plan.to_embed, "embedded": plan.to_embed,
+                               "tokens_embedded": plan.tokens_to_embed,
+                               "cl100k_tokens_per_second": round(rate.per_second, 1),
+                               "rate_measured_on": rate.source if rate.tokens else None,
+                               "question_embedding_ms": None if question_ms is None else round(question_ms, 2)})

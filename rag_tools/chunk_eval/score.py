@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,18 +24,21 @@ from course_lib.evaluation import (
     span_scores,
     token_prefix_end,
 )
-from course_lib.retrieval import RRF_K, bm25_rankings
+from course_lib.retrieval import RRF_K
 from course_lib.spans import DocSpan
 from course_lib.stats import Verdict, mean_intervals, verdict
 from course_lib.strategies import StrategySpec
 from rag_tools.chunk_eval.grades import ReferenceGrades, answer_held, miss_cause
 from rag_tools.chunk_eval.inputs import Document, Question, _one_line
+from rag_tools.chunk_eval.rerank import RerankSpec, reranked, token_index
 from rag_tools.chunk_eval.results import Chunked, StrategyResult
 from rag_tools.embedders import Embedder
 
-__all__ = ["TOKENIZER"]  # the rest is chunk-eval's own (run.py calls it)
+__all__ = ["TOKENIZER", "Bm25Index", "query_latency", "size_warnings"]  # the rest is chunk-eval's own (run.py)
 
 ONE_CHUNK_SHARE = 0.9  # warn when the median chunk holds at least this share of its document
+SMALL_MEDIAN = 16  # warn when the median chunk holds fewer cl100k tokens than this: too small to hold an answer
+LATENCY_PROBES = 200  # questions ranked one at a time to measure a search's latency (spread over the set)
 EASY_SHARE = 0.8  # warn when at least this share of the questions are hits for every strategy
 TOKENIZER = "cl100k_base"  # mean tokens and --budget are counted in cl100k tokens, as everywhere in the course
 QUERY_BATCH = 128  # questions ranked per matrix product
@@ -54,21 +58,76 @@ def _fuse(dense: np.ndarray, lexical: Sequence[int]) -> np.ndarray:
     return np.lexsort((position, -score))
 
 
-def _rankings(spec: StrategySpec, texts: Sequence[str], vectors: np.ndarray | None, query_vectors: np.ndarray,
-              questions: Sequence[Question]) -> Iterator[np.ndarray]:
+class Bm25Index:
+    """`course_lib.retrieval.bm25_rankings` with its index built once: the same tokenizer, stop words, scores
+    and order (the rows with a positive score, best first, equal scores in row order), one question at a
+    time; each question's milliseconds are kept in `ms`."""
+
+    def __init__(self, texts: Sequence[str], stopwords: str | None = "en"):
+        import bm25s
+
+        self._bm25s, self.stopwords = bm25s, stopwords
+        tokenized = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
+        self.retriever = bm25s.BM25()
+        self.retriever.index(tokenized, show_progress=False)
+        self.vocabulary = tokenized.vocab
+        self.ms: list[float] = []
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of bm25s's score arrays, as benchmarks/context_methods.py counts them."""
+        return int(sum(a.nbytes for a in self.retriever.scores.values() if isinstance(a, np.ndarray)))
+
+    def ranking(self, query: str) -> np.ndarray:
+        t0 = time.perf_counter()
+        words = self._bm25s.tokenize([query], stopwords=self.stopwords, return_ids=False, show_progress=False)[0]
+        known = [w for w in words if w in self.vocabulary]
+        if known:
+            scores = self.retriever.get_scores(known)
+            order = np.argsort(-scores, kind="stable")
+            out = order[scores[order] > 0].astype(np.int64)
+        else:
+            out = np.empty(0, dtype=np.int64)
+        self.ms.append(1000 * (time.perf_counter() - t0))
+        return out
+
+
+def _rankings(spec: StrategySpec, vectors: np.ndarray | None, query_vectors: np.ndarray,
+              questions: Sequence[Question], lexical: Bm25Index | None) -> Iterator[np.ndarray]:
     """Each question's ranking of the chunk rows, best first: dense, BM25 (only the rows it scores) or fused.
 
     Yielded one at a time, `QUESTION_BATCH` questions computed at once, so memory does not grow with the
-    number of questions (BM25's index is built again for each batch)."""
+    number of questions."""
     index = VectorIndex(vectors) if spec.retrieval != "bm25" else None
     for b in range(0, len(questions), QUESTION_BATCH):
         part = questions[b:b + QUESTION_BATCH]
-        lexical = bm25_rankings(texts, [q.question for q in part]) if spec.retrieval else None
         if index is None:
-            yield from (np.asarray(r, dtype=np.int64) for r in lexical)
+            yield from (lexical.ranking(q.question) for q in part)
             continue
         dense = index.rank(query_vectors[b:b + QUESTION_BATCH], QUERY_BATCH)
-        yield from (_fuse(d, lex) for d, lex in zip(dense, lexical)) if lexical is not None else dense
+        if lexical is None:
+            yield from dense
+        else:
+            yield from (_fuse(d, lexical.ranking(q.question)) for d, q in zip(dense, part))
+
+
+def query_latency(spec: StrategySpec, vectors: np.ndarray | None, query_vectors: np.ndarray,
+                  questions: Sequence[Question], bm25_ms: Sequence[float] | None) -> float:
+    """The median milliseconds of the first stage's search for one question (its embedding apart): ranking every
+    chunk by cosine, timed one question at a time over up to `LATENCY_PROBES` questions spread over the set,
+    plus BM25's own time for each question (timed while scoring) for `bm25:` and `hybrid:`."""
+    dense = np.zeros(len(questions))
+    if spec.retrieval != "bm25" and vectors is not None:
+        index = VectorIndex(vectors)
+        picked = np.unique(np.linspace(0, len(questions) - 1, min(LATENCY_PROBES, len(questions)), dtype=int))
+        times = []
+        for i in picked:
+            t0 = time.perf_counter()
+            next(index.rank(query_vectors[i:i + 1], 1))
+            times.append(1000 * (time.perf_counter() - t0))
+        dense = np.full(len(questions), float(np.median(times)))
+    lexical = np.asarray(bm25_ms, dtype=float) if bm25_ms else np.zeros(len(questions))
+    return float(np.median(dense + lexical))
 
 
 def _quote_groups(question: Question, by_path: dict[str, Document]) -> list[list[DocSpan]]:
@@ -82,41 +141,84 @@ def _quote_groups(question: Question, by_path: dict[str, Document]) -> list[list
 
 
 def _returned(ranking: np.ndarray, chunk_spans: Sequence[DocSpan], texts: Sequence[str], tokens: Sequence[int],
-              k: int, budget: int | None) -> tuple[list[DocSpan], int]:
-    """What the reader gets and its cl100k tokens: the top k chunks, or `exact_budget`'s text of `budget` tokens."""
+              k: int, budget: int | None) -> tuple[list[DocSpan], int, list[int]]:
+    """What the reader gets, its cl100k tokens and the chunk rows it comes from: the top k chunks, or
+    `exact_budget`'s text of `budget` tokens."""
     if budget is None:
-        rows = ranking[:k]
-        return [chunk_spans[i] for i in rows], int(sum(tokens[i] for i in rows))
+        rows = [int(i) for i in ranking[:k]]
+        return [chunk_spans[i] for i in rows], int(sum(tokens[i] for i in rows)), rows
     head = ranking[:budget + 1]  # every chunk holds at least one token: enough to fill the budget
     taken = exact_budget([tokens[i] for i in head], budget)
-    out = []
+    out, rows = [], []
     for i, n in zip(head, taken):
         doc, s, e = chunk_spans[i]
         if n < tokens[i]:
             e = s + token_prefix_end(texts[i], n, TOKENIZER)
         if e > s:
             out.append((doc, s, e))
-    return out, int(sum(taken))
+            rows.append(int(i))
+    return out, int(sum(taken)), rows
 
 
-def _score(spec: StrategySpec, chunk_spans: list[DocSpan], texts: list[str], search_texts: list[str],
+def _reranker(spec: RerankSpec, chunk_spans: list[DocSpan], vectors: np.ndarray | None, query_vectors: np.ndarray,
+              questions: Sequence[Question], lexical: Bm25Index | None,
+              token_source: Callable[[list[int]], list[np.ndarray]],
+              query_tokens: Sequence[tuple[np.ndarray, float]], out: dict[str, Any]) -> Iterator[np.ndarray]:
+    """The first stage's rankings with their first `spec.depth` rows re-ordered by MaxSim. The candidates'
+    token vectors are made once (`token_source(rows)`), then each question is reranked; the median of its
+    milliseconds (the question's token vectors and the MaxSim) goes to `out["rerank_ms"]`, the stage's
+    seconds to `out["rerank_seconds"]` and the token vectors' bytes to `out["rerank_bytes"]`."""
+    t0 = time.perf_counter()
+    candidates = sorted({int(row) for ranking in _rankings(spec, vectors, query_vectors, questions, lexical)
+                         for row in ranking[:spec.depth]})
+    if lexical is not None:
+        lexical.ms.clear()  # this pass only found the candidates: BM25's time is kept from the pass below
+    index = token_index([chunk_spans[row] for row in candidates], token_source(candidates))
+    rows_of = {chunk_spans[row]: row for row in candidates}
+    out["rerank_bytes"] = index.nbytes
+    stage, per_question = time.perf_counter() - t0, []
+    for (query, query_seconds), ranking in zip(query_tokens,
+                                               _rankings(spec, vectors, query_vectors, questions, lexical)):
+        t1 = time.perf_counter()
+        ranking = reranked(ranking, spec.depth, index, rows_of, chunk_spans, query)
+        took = time.perf_counter() - t1
+        per_question.append(1000 * (took + query_seconds))
+        stage += took + query_seconds
+        yield ranking
+    out["rerank_ms"] = float(np.median(per_question)) if per_question else 0.0
+    out["rerank_seconds"] = stage
+
+
+def _score(spec: StrategySpec | RerankSpec, chunk_spans: list[DocSpan], texts: list[str], search_texts: list[str],
            tokens: list[int], vectors: np.ndarray | None, query_vectors: np.ndarray,
-           questions: Sequence[Question], documents: Sequence[Document], k: int, budget: int | None) -> dict[str, Any]:
+           questions: Sequence[Question], documents: Sequence[Document], k: int, budget: int | None, *,
+           token_source: Callable[[list[int]], list[np.ndarray]] | None = None,
+           query_tokens: Sequence[tuple[np.ndarray, float]] = ()) -> dict[str, Any]:
     """Rank the chunks for every question and score what is returned; per-question values and causes.
 
     A chunk that BM25 does not rank (it shares no word with the question) is not retrieved, for every metric.
+    A `rerank:` strategy needs `token_source` (chunk rows -> their token matrices) and `query_tokens` (each
+    question's token matrix and the seconds it took).
     """
     by_path = {d.path: d for d in documents}
     texts_by_path = {d.path: d.text for d in documents}
     grade = ReferenceGrades(chunk_spans)
     values: dict[str, list[float]] = {m: [] for m in METRIC_NAMES}
     out: dict[str, Any] = {"hit": [], "first_rank": [], "top": [], "best_relevant": [], "causes": [],
-                           "retrieved": [], "returned_tokens": []}
-    for question, ranking in zip(questions, _rankings(spec, search_texts, vectors, query_vectors, questions)):
+                           "retrieved": [], "returned_tokens": [], "returned_rows": []}
+    lexical = Bm25Index(search_texts) if spec.retrieval else None
+    if isinstance(spec, RerankSpec):
+        if token_source is None or len(query_tokens) != len(questions):
+            raise ValueError("a rerank: strategy needs token_source and one query token matrix per question")
+        rankings = _reranker(spec, chunk_spans, vectors, query_vectors, questions, lexical, token_source,
+                             query_tokens, out)
+    else:
+        rankings = _rankings(spec, vectors, query_vectors, questions, lexical)
+    for question, ranking in zip(questions, rankings):
         grades = grade(question.spans)
         positions = np.flatnonzero(np.isin(ranking, list(grades))) if grades else np.array([], dtype=int)
         rank = int(positions[0]) + 1 if positions.size else 0
-        returned, n_tokens = _returned(ranking, chunk_spans, texts, tokens, k, budget)
+        returned, n_tokens, rows = _returned(ranking, chunk_spans, texts, tokens, k, budget)
         quotes = _quote_groups(question, by_path)
         refs = list(question.spans)
         found = any(d == rd and s < re_ and rs < e for d, s, e in returned for rd, rs, re_ in refs)
@@ -141,17 +243,11 @@ def _score(spec: StrategySpec, chunk_spans: list[DocSpan], texts: list[str], sea
         out["causes"].append(cause)
         out["retrieved"].append(returned)
         out["returned_tokens"].append(n_tokens)
+        out["returned_rows"].append(rows)
     out["per_question"] = values
+    out["bm25_bytes"] = lexical.nbytes if lexical is not None else 0
+    out["bm25_ms"] = list(lexical.ms) if lexical is not None else None
     return out
-
-
-def _bm25_bytes(texts: Sequence[str]) -> int:
-    """The bytes of the BM25 index (bm25s's score arrays), as benchmarks/context_methods.py counts them."""
-    import bm25s
-
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(list(texts), stopwords="en", show_progress=False), show_progress=False)
-    return int(sum(a.nbytes for a in retriever.scores.values() if isinstance(a, np.ndarray)))
 
 
 def _decide(results: list[StrategyResult], documents: Sequence[Document], questions: Sequence[Question],
@@ -164,13 +260,7 @@ def _decide(results: list[StrategyResult], documents: Sequence[Document], questi
     if len(results) >= 2 and len(questions) >= 2:
         costs = {r.strategy: (r.index_bytes, r.seconds) if budget else (r.returned_tokens,) for r in results}
         ruling = verdict({r.strategy: r.per_question[metric] for r in results}, costs=costs, metric=metric)
-    warnings = []
-    length = {d.path: len(d.text) for d in documents}
-    for r in results:
-        share = float(np.median([(c.end - c.start) / length[d.path] for d, c in chunked[r.strategy]]))
-        if share >= ONE_CHUNK_SHARE:
-            warnings.append(f"{r.strategy}: the median chunk holds {share:.0%} of its document; every document is "
-                            f"one chunk, so recall@{k} only says which document")
+    warnings = size_warnings([r.strategy for r in results], chunked, documents, k, budget)
     warnings += _ambiguous_quotes(documents, questions)
     if len(results) >= 2 and questions:
         easy = float(np.mean([all(r.hit[i] for r in results) for i in range(len(questions))]))
@@ -179,6 +269,29 @@ def _decide(results: list[StrategyResult], documents: Sequence[Document], questi
             warnings.append(f"{easy:.0%} of the questions are hits {scope} for every strategy: the set cannot "
                             "separate them; write harder questions")
     return ruling, warnings
+
+
+def size_warnings(strategies: Sequence[str], chunked: Chunked, documents: Sequence[Document], k: int,
+                  budget: int | None) -> list[str]:
+    """One warning per degenerate size: the median chunk holds `ONE_CHUNK_SHARE` of its document (recall only
+    says which document), the strategy makes no more chunks than are returned (every question gets every
+    chunk; not under `budget`), or its median chunk is under `SMALL_MEDIAN` cl100k tokens."""
+    length = {d.path: len(d.text) for d in documents}
+    warnings = []
+    for strategy in strategies:
+        pairs = chunked[strategy]
+        share = float(np.median([(c.end - c.start) / length[d.path] for d, c in pairs]))
+        if share >= ONE_CHUNK_SHARE:
+            warnings.append(f"{strategy}: the median chunk holds {share:.0%} of its document; every document is "
+                            f"one chunk, so recall@{k} only says which document")
+        elif budget is None and len(pairs) <= k:
+            warnings.append(f"{strategy}: {len(pairs)} chunks in all, no more than the {k} returned: every question "
+                            f"gets every chunk, so recall@{k} is 100% by construction; use a smaller size or k")
+        median = float(np.median([c.n_tokens for _, c in pairs]))
+        if median < SMALL_MEDIAN:
+            warnings.append(f"{strategy}: the median chunk holds {median:.0f} tokens, too few to hold most answers "
+                            "whole; use a larger size")
+    return warnings
 
 
 def _ambiguous_quotes(documents: Sequence[Document], questions: Sequence[Question]) -> list[str]:
