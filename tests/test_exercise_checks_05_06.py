@@ -562,5 +562,5 @@ def test_hints_come_in_three_tiers_and_stay_out_of_the_check_cells(name):
     path = NB05 if name.startswith("Exercise 5") else NB06
     base = name.split(" (")[0]
     for _, check in _parts(path, base):
-        assert not re.search(r"hint\s*=\s*[\"'(]", check), f"{base}: its hints live in course_lib/exercise_hints.py"
+        assert not re.search(r"hint\s*=\s*[\"'(]", check), f"{base}: its hints live in course_lib/exercise_hints.json"
         assert not any(tier[:40] in check for tier in HINTS[name]), f"{base}: a hint is written in the check cell"

@@ -245,5 +245,5 @@ def test_every_exercise_of_notebook_08_has_tiered_hints():
     names = [e.name for e in edition.find_exercises(nbformat.read(NOTEBOOK, as_version=4))]
     assert names == [f"Exercise 8.{k}" for k in range(1, len(names) + 1)], names
     for name in names:
-        assert len(HINTS.get(name, ())) >= 2, f"{name} needs hint tiers in course_lib/exercise_hints.py"
+        assert len(HINTS.get(name, ())) >= 2, f"{name} needs hint tiers in course_lib/exercise_hints.json"
     assert not [k for k in HINTS if k.startswith("Exercise 8.") and k not in names], "hints for a removed exercise"

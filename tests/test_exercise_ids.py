@@ -47,7 +47,7 @@ def misnumbered_ids(path: Path, notebook: nbformat.NotebookNode | None = None) -
 def test_each_exercise_id_starts_with_its_notebooks_number(path):
     wrong = misnumbered_ids(path)
     assert not wrong, (f"{path.name}: exercise ids must start with {int(path.name[:2])} "
-                       "(renumber them, and their keys in course_lib/exercise_hints.py):\n" + "\n".join(wrong))
+                       "(renumber them, and their keys in course_lib/exercise_hints.json and .py):\n" + "\n".join(wrong))
 
 
 def test_every_hint_key_names_an_exercise_of_its_notebook():
@@ -61,7 +61,7 @@ def test_every_hint_key_names_an_exercise_of_its_notebook():
         elif match.group(1) not in exercises.get(int(match.group(2)), set()):
             notebook = next((p.name for p in NOTEBOOKS if int(p.name[:2]) == int(match.group(2))), "no notebook")
             problems.append(f"{key!r}: {notebook} has no '### {match.group(1)}' heading")
-    assert not problems, "course_lib/exercise_hints.py:\n" + "\n".join(problems)
+    assert not problems, "course_lib/exercise_hints.json / .py:\n" + "\n".join(problems)
 
 
 def test_a_misnumbered_id_is_reported_with_its_notebook_and_cell(tmp_path):
