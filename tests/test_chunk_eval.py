@@ -297,10 +297,11 @@ def test_default_grid_has_markdown_only_for_documents_with_headings(folder):
     assert len(grid) == 10 and not any("markdown" in s for s in grid) and "hybrid:headers:recursive:256" in grid
     from rag_tools.chunk_eval.inputs import Document
 
-    for kind, text, headed in [("html", "## Spare parts\nSeals.", True), ("docx", "# Safety\nGloves.", True),
-                               ("pdf", "# Introduction\nText.\f", True), ("pdf", "No heading here.\f", False),
-                               ("text", "# a comment in a text file", False)]:
-        doc = Document(f"x.{kind}", text, kind)
+    for kind, text, found, headed in [("html", "## Spare parts\nSeals.", 1, True), ("docx", "# Safety\nX.", 1, True),
+                                      ("pdf", "# Introduction\nText.\f", 1, True),
+                                      ("pdf", "# apt-get install\f", 0, False),  # a shell prompt, not a heading
+                                      ("html", "No heading here.", 0, False), ("text", "# a comment", 0, False)]:
+        doc = Document(f"x.{kind}", text, kind, headings=found)
         assert chunk_eval.run.has_headings(doc) is headed, (kind, text)
         assert ("markdown:256" in chunk_eval.default_strategies([*plain, doc])) is headed, kind
 

@@ -145,7 +145,9 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
                                document_prefix=(recorded or {}).get("document_prefix", ""))
     plan = make_plan(specs, documents, question_list, chunked, keys, prefixes, cl100k)
     text = plan_text(plan_counts(plan, specs, documents, question_list, chunked, cl100k), EmbeddingRate.load(folder))
-    if recorded is None:
+    if cache_root is None:
+        text += "\n(--no-cache: nothing counts as cached)"
+    elif recorded is None:
         text += ("\n(no run with these model options has used this cache yet: nothing counts as cached, and the "
                  "first run measures the rate)")
     return CheckResult(problems, warned, text)

@@ -42,13 +42,15 @@ class Document:
     """A file of DOCS: `path` relative to DOCS (with "/"), `text` decoded from UTF-8, newlines as stored,
     or extracted by `rag_tools.readers` (`kind` "pdf", "html", "docx"): then `page_ends` holds the
     offset of each page's form feed (a PDF) and `dropped` the lines the reader left out (running
-    headers, page numbers, navigation), each with its page."""
+    headers, page numbers, navigation), each with its page, and `headings` how many headings the reader
+    found and wrote as Markdown lines."""
 
     path: str
     text: str
     kind: str = "text"
     page_ends: tuple[int, ...] = ()
     dropped: tuple[Any, ...] = ()  # rag_tools.readers.DroppedLine
+    headings: int = 0
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,8 @@ def _read_with_reader(path: Path, name: str) -> tuple[Document, float] | str:
     except ImportError as error:
         raise ChunkEvalError(f"{name}: reading {path.suffix} files needs {error.name}; install the course's "
                              "'readers' extra (pip install -e '.[readers]')") from None
-    document = Document(name, extracted.text, extracted.kind, extracted.page_ends, extracted.dropped)
+    document = Document(name, extracted.text, extracted.kind, extracted.page_ends, extracted.dropped,
+                        len(extracted.headings))
     return document, extracted.dropped_share
 
 

@@ -10,7 +10,6 @@ strategies embed nothing) and `plan_counts` sums it up for the plan line; `embed
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,15 +36,13 @@ __all__ = ["Plan", "Spec", "chunk_all", "cl100k_counts", "embed_plan", "has_head
 Spec = StrategySpec | RerankSpec
 CALIBRATION_TEXTS = 64  # without a stored rate, the first texts embedded measure it for the estimate
 LATENCY_QUESTIONS = 20  # questions embedded one at a time: a question's embedding latency
-_HEADING_LINE = re.compile(r"^#{1,6} \S", re.MULTILINE)
 
 
 def has_headings(doc: Document) -> bool:
     """Whether a document has headings the markdown chunker and `headers:` can use: a Markdown file, or an
-    HTML, Word or PDF file whose reader wrote headings (as Markdown lines)."""
-    if doc.path.lower().endswith(MARKDOWN_SUFFIXES):
-        return True
-    return doc.kind in ("html", "docx", "pdf") and _HEADING_LINE.search(doc.text) is not None
+    HTML, Word or PDF file whose reader found headings (and wrote them as Markdown lines). A "# " line in a
+    PDF's text is not enough: it is often a shell prompt."""
+    return doc.path.lower().endswith(MARKDOWN_SUFFIXES) or (doc.kind != "text" and doc.headings > 0)
 
 
 def chunking_of(spec: Spec) -> StrategySpec:
@@ -267,17 +264,19 @@ def _embed_all(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
 
 def _embed_questions(plan: Plan, embedder: Embedder, cache: VectorCache, shared: dict[str, float],
                      progress: Callable[[int], Any]) -> float | None:
-    """Embed the questions to embed: the first `LATENCY_QUESTIONS` one at a time (their median milliseconds is
-    returned; None if none was embedded), the rest in slices."""
+    """Embed the questions to embed: the first one alone (it warms the model up: the first calls are several
+    times slower), the next `LATENCY_QUESTIONS` one at a time (their median milliseconds is returned; None if
+    none was timed), the rest in slices."""
     todo = plan.todo[""]
     keys = list(todo)
     t0 = time.perf_counter()
     times = []
-    for key in keys[:LATENCY_QUESTIONS]:
+    for i, key in enumerate(keys[:LATENCY_QUESTIONS + 1]):
         t1 = time.perf_counter()
         cache.put([key], encode_queries(embedder, [todo[key]], progress))
-        times.append(1000 * (time.perf_counter() - t1))
-    for a in range(LATENCY_QUESTIONS, len(keys), cache.flush_every):
+        if i:
+            times.append(1000 * (time.perf_counter() - t1))
+    for a in range(LATENCY_QUESTIONS + 1, len(keys), cache.flush_every):
         part = keys[a:a + cache.flush_every]
         cache.put(part, encode_queries(embedder, [todo[key] for key in part], progress))
     shared["queries"] = time.perf_counter() - t0
