@@ -94,8 +94,8 @@ class EvalReport:
     def model_text(self) -> str:
         """One line: the model, its kind, window, dimension, prefixes and, for an endpoint, its requests."""
         facts = self.embedding or {"model": self.model}
-        window = facts.get("window")
-        parts = [f"model: {facts.get('model', self.model)}" + (f" ({facts['kind']})" if facts.get("kind") else ""),
+        window, name, kind = facts.get("window"), facts.get("model", self.model), facts.get("kind")
+        parts = [f"model: {name}" + (f" ({kind})" if kind and kind != name else ""),
                  f"window {window} tokens" if window else "no window of its own",
                  f"{facts['dimension']} dimensions" if facts.get("dimension") else ""]
         for role in ("query", "document"):
