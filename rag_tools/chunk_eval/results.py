@@ -96,13 +96,15 @@ class EvalReport:
         facts = self.embedding or {"model": self.model}
         window, name, kind = facts.get("window"), facts.get("model", self.model), facts.get("kind")
         parts = [f"model: {name}" + (f" ({kind})" if kind and kind != name else ""),
-                 f"window {window} tokens" if window else "no window of its own",
+                 f"window {window} tokens" if window else ("the service's window" if kind == "endpoint"
+                                                           else "no window of its own"),
                  f"{facts['dimension']} dimensions" if facts.get("dimension") else ""]
         for role in ("query", "document"):
             if facts.get(f"{role}_prefix"):
                 parts.append(f"{role} prefix {facts[f'{role}_prefix']!r}")
         if "requests" in facts:
-            parts.append(f"{facts['requests']} requests to the endpoint ({facts['retries']} retries)")
+            retries = f"{facts['retries']} {'retry' if facts['retries'] == 1 else 'retries'}"
+            parts.append(f"{facts['requests']} requests to the endpoint ({retries})")
         return ", ".join(p for p in parts if p)
 
     def verdict_text(self) -> str:
