@@ -266,6 +266,8 @@ def evaluate(
     with clock.stage("embedding"):
         measured, question_ms = embed_plan(plan, documents, embedder, vector_cache, seconds, shared, quiet, stored,
                                            on_plan)
+        if question_ms is None and stored is not None:  # every question was cached: the last measured latency
+            question_ms = stored.question_ms
         measured.question_ms = question_ms
         if vector_cache.writable:  # the rate, and which model folder these options use, for later estimates
             measured.save(vector_cache.folder)
@@ -274,8 +276,6 @@ def evaluate(
         reranks = [s for s in specs if isinstance(s, RerankSpec)]
         question_tokens = _question_tokens(embedder, question_list) if reranks else []
     rate = measured if measured.tokens >= MIN_RATE_TOKENS or stored is None else stored
-    if question_ms is None and stored is not None:
-        question_ms = stored.question_ms
     query_vectors = np.stack([vector_cache[key] for key in plan.query_keys])
     dim = int(query_vectors.shape[1])
 
@@ -284,7 +284,7 @@ def evaluate(
                  if (s.embeds and s.variant != "late") or isinstance(s, RerankSpec)}
         model_tokens = _model_tokens(embedder, alone)
     texts_by_path = {d.path: d.text for d in documents}
-    results, healths, returned_rows = [], {}, {}
+    results, healths, returned_rows, token_texts = [], {}, {}, 0
     for spec in specs:
         t0 = time.perf_counter()
         pairs = chunked[spec.id]
@@ -310,9 +310,10 @@ def evaluate(
                                             sized_in_tokens=STRATEGIES[spec.name].unit == "cl100k tokens",
                                             pooled=windowed if embeds_alone else None)
         returned_rows[spec.id] = scored["returned_rows"]
-        first_ms = (question_ms or 0.0) * spec.embeds + search_ms
+        token_texts += scored.get("rerank_texts", 0)
+        first_ms = None if spec.embeds and question_ms is None else (question_ms or 0.0) * spec.embeds + search_ms
         latency = {"question_embedding": None if question_ms is None or not spec.embeds else round(question_ms, 2),
-                   "search": round(search_ms, 3), "first_stage": round(first_ms, 2),
+                   "search": round(search_ms, 3), "first_stage": None if first_ms is None else round(first_ms, 2),
                    "rerank": round(scored["rerank_ms"], 2) if rerank else None}
         per_question = scored["per_question"]
         results.append(StrategyResult(
@@ -350,4 +351,6 @@ def evaluate(
                                "tokens_embedded": plan.tokens_to_embed,
                                "cl100k_tokens_per_second": round(rate.per_second, 1),
                                "rate_measured_on": rate.source if rate.tokens else None,
-                               "question_embedding_ms": None if question_ms is None else round(question_ms, 2)})
+                               "question_embedding_ms": None if question_ms is None else round(question_ms, 2),
+                               "token_vector_texts": token_texts,
+                               "token_vector_questions": len(question_tokens)})

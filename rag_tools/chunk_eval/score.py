@@ -175,8 +175,9 @@ def _reranker(spec: RerankSpec, chunk_spans: list[DocSpan], vectors: np.ndarray 
         lexical.ms.clear()  # this pass only found the candidates: BM25's time is kept from the pass below
     index = token_index([chunk_spans[row] for row in candidates], token_source(candidates))
     rows_of = {chunk_spans[row]: row for row in candidates}
-    out["rerank_bytes"] = index.nbytes
+    out["rerank_bytes"], out["rerank_texts"] = index.nbytes, len(candidates)
     stage, per_question = time.perf_counter() - t0, []
+    out["rerank_ms"], out["rerank_seconds"] = 0.0, stage
     for (query, query_seconds), ranking in zip(query_tokens,
                                                _rankings(spec, vectors, query_vectors, questions, lexical)):
         t1 = time.perf_counter()
@@ -184,9 +185,8 @@ def _reranker(spec: RerankSpec, chunk_spans: list[DocSpan], vectors: np.ndarray 
         took = time.perf_counter() - t1
         per_question.append(1000 * (took + query_seconds))
         stage += took + query_seconds
-        yield ranking
-    out["rerank_ms"] = float(np.median(per_question)) if per_question else 0.0
-    out["rerank_seconds"] = stage
+        out["rerank_ms"], out["rerank_seconds"] = float(np.median(per_question)), stage  # kept up to date: the
+        yield ranking  # caller stops after the last question, before this generator would finish
 
 
 def _score(spec: StrategySpec | RerankSpec, chunk_spans: list[DocSpan], texts: list[str], search_texts: list[str],

@@ -183,5 +183,8 @@ def format_timings(seconds: dict[str, float], wall: float, embedding: dict[str, 
         lines.append(f"  embedding: {embedding.get('requested', 0):,} vectors asked for by the strategies and the "
                      f"questions, {embedding.get('distinct', 0):,} distinct (identical texts embedded once), "
                      f"{embedding.get('cached', 0):,} from the cache, {embedding.get('embedded', 0):,} embedded "
-                     f"({embedding.get('tokens_embedded', 0):,} cl100k tokens)")
+                     f"({embedding.get('tokens_embedded', 0):,} cl100k tokens)"
+                     + (f"; token vectors of {embedding['token_vector_texts']:,} candidate chunks and "
+                        f"{embedding.get('token_vector_questions', 0):,} questions for rerank:"
+                        if embedding.get("token_vector_texts") else ""))
     return "\n".join(lines)
