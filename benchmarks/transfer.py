@@ -455,6 +455,28 @@ def _sources_rows(runs: Mapping[tuple[str, str, str], dict]) -> list[str]:
     return lines
 
 
+def _across_runs(runs: Mapping[tuple[str, str, str], dict], order: Sequence[tuple[str, str, str]]) -> list[str]:
+    """One table per mode: each strategy's recall and its place in chunk-eval's verdict, run by run."""
+    lines = ["## Each strategy across the runs", "",
+             "Recall and chunk-eval's verdict on it (winner, in play, ruled out), one column per run.", ""]
+    for mode in MODES:
+        keys = [key for key in order if key[2] == mode]
+        if not keys:
+            continue
+        lines += [f"**{LABELS[mode]}**", "",
+                  "| strategy | " + " | ".join(f"{LABELS[lang]}, {LABELS[model]}" for lang, model, _ in keys) + " |",
+                  "|---|" + "---|" * len(keys)]
+        for s in GRID:
+            cells = []
+            for key in keys:
+                record = runs[key]
+                recall = {r["strategy"]: r[VERDICT_METRIC] for r in record["results"]}[s]
+                cells.append(f"{_pct(recall)} {status(record['verdict'], s)}")
+            lines.append(f"| `{s}` | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
 def _tau_summary(taus: Mapping[str, Any]) -> list[str]:
     """Counts over the pairs: intervals above zero, winner sets that change; MRR's sameness across modes."""
     lines = []
@@ -551,7 +573,7 @@ def readme(runs: Mapping[tuple[str, str, str], dict], taus: Mapping[str, Any]) -
         lines.append(f"| {_run_title(*key)} | {record['questions_count']} | {record['seconds']:,} | "
                      f"{record['vectors']['vectors_embedded']:,} | "
                      + " | ".join(_decision(record["verdicts"][m]) for m in TAU_METRICS) + " |")
-    lines += ["", "## The runs", ""]
+    lines += ["", *_across_runs(runs, order), "## The runs", ""]
     for key in order:
         lines += _run_section(key, runs[key])
     lines += [
