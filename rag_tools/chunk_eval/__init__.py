@@ -1,7 +1,8 @@
 """chunk-eval: measure chunking strategies on your own documents, and decide, from one command.
 
     chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS] [--metric NAME]
-               [--baseline OLD.json] [--json OUT.json] [--html OUT.html]
+               [--baseline OLD.json] [--json OUT.json] [--html OUT.html] [--all-columns] [--timings]
+    chunk-eval check DOCS QUESTIONS [--strategy SPEC]...     # no model: problems, warnings, the plan
     python -m rag_tools.chunk_eval DOCS QUESTIONS ...
 
 Taught in notebooks/13_your_documents.ipynb (the capstone). The method is notebook 08's:
@@ -28,9 +29,16 @@ is the share of the reference characters it holds.
 - `span_recall`, `span_precision`, `iou`: Chroma's character metrics (`course_lib.evaluation.span_scores`)
   of what is returned.
 Costs per strategy: `chunks`, `mean_tokens` (cl100k tokens per chunk), `returned_tokens` (cl100k tokens
-returned per question), `index_bytes` (the float32 vectors, plus BM25's arrays for `bm25:`/`hybrid:`)
-and `seconds` (chunking, embedding and scoring in this run; late strategies share each document's
-encoding equally; vectors read from the cache cost nothing).
+returned per question), `index_bytes` (the float32 vectors, plus BM25's arrays for `bm25:`/`hybrid:`
+and every chunk's token vectors for `rerank:`) and `seconds` (chunking, embedding and scoring in this
+run; late strategies share each document's encoding equally; vectors read from the cache cost
+nothing); and under `cost`: `vectors`, `embed_tokens` and `embed_seconds` (embedding the index alone,
+at the rate measured in this run, cached vectors counted too), `latency_ms` (medians over the
+questions: embedding one question, the first stage's search, reranking apart). `health`: chunks,
+median and p10/p90 tokens, tiny chunks, ends inside a sentence, chunks pooled over windows
+(`health.py`). Before embedding, the plan (documents, questions, strategies, chunks, vectors,
+distinct, cached, to embed) and an estimate of the time are printed; the table shows the decision
+columns unless `--all-columns`; `--timings` prints where the time went (`timings.py`).
 
 Every question whose answer is not wholly returned gets a cause (`rag_tools.chunk_eval.grades.CAUSES`, first
 match wins): `wrong_document`, `split` (no chunk of the strategy holds a whole occurrence of each quote),
@@ -43,7 +51,9 @@ questions are hits for every strategy.
 Retrieval: dense by default; `bm25:X` ranks X's chunks by BM25 (`course_lib.retrieval.bm25_rankings`):
 a chunk that shares no word with the question is not ranked and counts as not retrieved for every
 metric; `hybrid:X` fuses that with X's dense ranking (reciprocal rank fusion, k=60), so
-`hybrid:headers:X` is notebook 10's hybrid + headers.
+`hybrid:headers:X` is notebook 10's hybrid + headers. `rerank:<n>:X` (n = 50 if left out) re-orders
+X's first n chunks by MaxSim over token vectors (`course_lib.late_interaction`, notebook 11): each
+candidate chunk and each question encoded on its own; refused for a model without token vectors.
 
 Embedding: a chunk that fits the model (at most its window minus the special tokens: 510 WordPiece
 tokens for all-MiniLM-L6-v2) is encoded on its own; a longer one is embedded by pooling its token
@@ -65,8 +75,10 @@ file edited or cut); a strategy whose paired 95% interval of (new - baseline) on
 below zero is printed on one line and the command exits 1 (a CI gate); otherwise 0. The JSON is written
 one question at a time, and rankings are kept for a batch of questions only.
 
-The package is split by job: `inputs` (documents, questions, quote matching), `run` (the
-pipeline: chunk, plan, embed, score), `report` (table, figure, HTML) and `cli` (the command).
+The package is split by job: `inputs` (documents, questions, quote matching), `plan` (chunk, plan,
+embed), `run` (the pipeline), `score` (rank, grade, decide), `rerank` (`rerank:<n>:<strategy>`:
+the first stage's top n re-scored by MaxSim over token vectors), `health`, `timings`, `check` (the
+`check` command), `report` (tables, figures, HTML) and `cli` (the command).
 The embedding models are `rag_tools.embedders`' (a local sentence-transformers model, the multilingual
 extra, an OpenAI-compatible endpoint; `--model`, `--window`, `--prefix-profile`, `--query-prefix`,
 `--document-prefix`, `--embed-url`, `--embed-model`, `--api-key-env`), the vector cache is

@@ -35,7 +35,7 @@ __all__ = ["Plan", "Spec", "chunk_all", "cl100k_counts", "embed_plan", "has_head
 
 Spec = StrategySpec | RerankSpec
 CALIBRATION_TEXTS = 64  # without a stored rate, the first texts embedded measure it for the estimate
-LATENCY_QUESTIONS = 20  # questions embedded one at a time: a question's embedding latency
+LATENCY_QUESTIONS = 5  # questions embedded one at a time (after one to warm up): a question's embedding latency
 
 
 def has_headings(doc: Document) -> bool:
@@ -202,8 +202,8 @@ def embed_plan(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
                on_plan: Callable[[str], Any] | None) -> tuple[EmbeddingRate, float | None]:
     """Make every planned vector and put it in the cache; late strategies share each document's encoding time.
 
-    The first `LATENCY_QUESTIONS` questions to embed are embedded one at a time, which measures a question's
-    embedding latency. Without a stored `rate`, the first `CALIBRATION_TEXTS` chunk texts measure one and
+    The questions come last, when the model is warm, the first `LATENCY_QUESTIONS` one at a time, which
+    measures a question's embedding latency. Without a stored `rate`, the first `CALIBRATION_TEXTS` chunk texts measure one and
     `on_plan` gets the estimate for the rest. Returns the rate measured over the chunk texts and documents
     embedded, and the median milliseconds of one question (None when every question was cached). An
     embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one `ChunkEvalError` line.
@@ -223,7 +223,6 @@ def _embed_all(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
 
     with tqdm(total=plan.to_embed, desc="chunk-eval: embedding", unit="vector", file=sys.stderr, disable=quiet,
               leave=False) as bar:
-        question_ms = _embed_questions(plan, embedder, cache, shared, bar.update)
         work = [(sid, key, text) for sid, todo in plan.todo.items() if sid for key, text in todo.items()]
         calibrate = rate is None and on_plan is not None and len(work) > CALIBRATION_TEXTS
         tokens_done, seconds_done, at = 0, 0.0, 0
@@ -259,14 +258,15 @@ def _embed_all(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
             users = plan.late_users[doc.path]
             for sid in users:  # one encoding serves every late strategy: they share its time
                 seconds[sid] += took / len(users)
+        question_ms = _embed_questions(plan, embedder, cache, shared, bar.update)  # last: the model is warm
     return EmbeddingRate(tokens_done, seconds_done), question_ms
 
 
 def _embed_questions(plan: Plan, embedder: Embedder, cache: VectorCache, shared: dict[str, float],
                      progress: Callable[[int], Any]) -> float | None:
-    """Embed the questions to embed: the first one alone (it warms the model up: the first calls are several
-    times slower), the next `LATENCY_QUESTIONS` one at a time (their median milliseconds is returned; None if
-    none was timed), the rest in slices."""
+    """Embed the questions to embed: the first one alone (it warms the model up if nothing else was embedded:
+    the first calls are several times slower), the next `LATENCY_QUESTIONS` one at a time (their median
+    milliseconds is returned; None if none was timed), the rest in slices."""
     todo = plan.todo[""]
     keys = list(todo)
     t0 = time.perf_counter()

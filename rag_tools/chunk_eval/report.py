@@ -23,6 +23,10 @@ TITLES = {"recall_at_k": "recall@{k}", "mrr": "MRR", "ndcg_at_10": "nDCG@10", "s
           "span_precision": "span precision", "iou": "IoU", "answer_recall_at_k": "answer recall@{k}"}
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
@@ -153,8 +157,9 @@ def _summary(report: EvalReport) -> str:
     n_bytes = sum(len(d.text.encode("utf-8")) for d in report.documents)
     scope = (f"recall, answer recall and span metrics within an exact budget of {report.budget} tokens"
              if report.budget else f"recall, answer recall and span metrics over the top {report.k}")
-    text = (f"{len(report.documents)} documents ({_size(n_bytes)}), {len(report.questions)} questions, "
-            f"{len(report.results)} strategies; {scope}; metrics in percent")
+    text = (f"{_count(len(report.documents), 'document')} ({_size(n_bytes)}), "
+            f"{_count(len(report.questions), 'question')}, {_count(len(report.results), 'strategy', 'strategies')}; "
+            f"{scope}; metrics in percent")
     if report.skipped:
         more = len(report.skipped) - 8
         shown = ", ".join(report.skipped[:8]) + (f" and {more} more" if more > 0 else "")
