@@ -160,7 +160,7 @@ def test_verdict_and_intervals_are_the_statistics_of_the_per_question_values(fol
     for metric in ("recall_at_k", "span_recall"):
         report = evaluate(docs, questions, STRATEGIES, k=2, metric=metric, embedder=ToyEmbedder(), cache=None)
         per_question = {r.strategy: r.per_question[metric] for r in report.results}
-        costs = {r.strategy: (r.returned_tokens,) for r in report.results}
+        costs = {r.strategy: (r.returned_tokens, r.index_bytes) for r in report.results}
         assert report.verdict == verdict(per_question, costs=costs, metric=metric)
         data = report.to_dict()
         assert data["verdict"] == report.verdict.as_dict() and data["verdict"]["metric"] == metric

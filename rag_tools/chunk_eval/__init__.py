@@ -13,8 +13,8 @@ reference text (its quote, found in the documents, or its character spans).
 The verdict comes first (`course_lib.stats.verdict`, 10,000 paired resamples of the questions): a
 winner only when it is best alone in at least 90% of them and its 95% interval against every other
 strategy lies above zero; otherwise the strategies still in play, those ruled out, the questions that
-would separate the top two, and the cheapest in play (fewest `returned_tokens`; under `--budget`,
-smallest index, then fewest seconds). Its metric is recall@k unless `--metric` names another.
+would separate the top two, and the cheapest in play (fewest `returned_tokens`, then the smallest
+index; under `--budget`, smallest index, then fewest seconds). Its metric is recall@k unless `--metric` names another.
 
 Metrics (names and units of `course_lib.evaluation.METRIC_NAMES`, fractions in JSON, percent in the
 terminal table), each row with its own 95% interval over questions (`intervals`). A chunk is relevant

@@ -178,16 +178,18 @@ def _question_tokens(embedder: Embedder, questions: Sequence[Question]) -> list[
     return out
 
 
-def _chunk_tokens(embedder: Embedder, spec: Spec, plan: Plan, rows: Sequence[int],
-                  clock: StageClock) -> list[np.ndarray]:
+def _chunk_tokens(embedder: Embedder, spec: Spec, plan: Plan, rows: Sequence[int], clock: StageClock,
+                  made: dict[str, np.ndarray]) -> list[np.ndarray]:
     """The token vectors of a rerank strategy's candidate chunks `rows` (their texts as the first stage embeds
-    them), timed as embedding."""
-    texts = plan.search_texts[spec.id]
+    them), timed as embedding; `made` keeps them by text, so rerank strategies sharing a chunk encode it once."""
+    texts = [plan.search_texts[spec.id][row] for row in rows]
+    new = list(dict.fromkeys(t for t in texts if t not in made))
     with clock.stage("embedding"):
         try:
-            return token_matrices(embedder, [texts[row] for row in rows], "chunks")
+            made.update(zip(new, token_matrices(embedder, new, "chunks")))
         except TokenVectorError as error:
             raise ChunkEvalError(f"--strategy {spec.id!r}: {error}") from None
+    return [made[t] for t in texts]
 
 
 def evaluate(
@@ -284,7 +286,7 @@ def evaluate(
                  if (s.embeds and s.variant != "late") or isinstance(s, RerankSpec)}
         model_tokens = _model_tokens(embedder, alone)
     texts_by_path = {d.path: d.text for d in documents}
-    results, healths, returned_rows, token_texts = [], {}, {}, 0
+    results, healths, returned_rows, token_made = [], {}, {}, {}
     for spec in specs:
         t0 = time.perf_counter()
         pairs = chunked[spec.id]
@@ -295,7 +297,8 @@ def evaluate(
         with clock.stage("scoring"):
             scored = _score(spec, spans, [c.text for _, c in pairs], plan.search_texts[spec.id], tokens, vectors,
                             query_vectors, question_list, documents, k, budget,
-                            token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock))
+                            token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock,
+                                                                             token_made))
                             if rerank else None, query_tokens=question_tokens)
             search_ms = query_latency(spec, vectors, query_vectors, question_list, scored["bm25_ms"])
         embeds_alone = spec.embeds and spec.variant != "late"
@@ -310,7 +313,6 @@ def evaluate(
                                             sized_in_tokens=STRATEGIES[spec.name].unit == "cl100k tokens",
                                             pooled=windowed if embeds_alone else None)
         returned_rows[spec.id] = scored["returned_rows"]
-        token_texts += scored.get("rerank_texts", 0)
         first_ms = None if spec.embeds and question_ms is None else (question_ms or 0.0) * spec.embeds + search_ms
         latency = {"question_embedding": None if question_ms is None or not spec.embeds else round(question_ms, 2),
                    "search": round(search_ms, 3), "first_stage": None if first_ms is None else round(first_ms, 2),
@@ -352,5 +354,5 @@ def evaluate(
                                "cl100k_tokens_per_second": round(rate.per_second, 1),
                                "rate_measured_on": rate.source if rate.tokens else None,
                                "question_embedding_ms": None if question_ms is None else round(question_ms, 2),
-                               "token_vector_texts": token_texts,
+                               "token_vector_texts": len(token_made),
                                "token_vector_questions": len(question_tokens)})

@@ -175,7 +175,7 @@ def _reranker(spec: RerankSpec, chunk_spans: list[DocSpan], vectors: np.ndarray 
         lexical.ms.clear()  # this pass only found the candidates: BM25's time is kept from the pass below
     index = token_index([chunk_spans[row] for row in candidates], token_source(candidates))
     rows_of = {chunk_spans[row]: row for row in candidates}
-    out["rerank_bytes"], out["rerank_texts"] = index.nbytes, len(candidates)
+    out["rerank_bytes"] = index.nbytes
     stage, per_question = time.perf_counter() - t0, []
     out["rerank_ms"], out["rerank_seconds"] = 0.0, stage
     for (query, query_seconds), ranking in zip(query_tokens,
@@ -258,7 +258,8 @@ def _decide(results: list[StrategyResult], documents: Sequence[Document], questi
             r.intervals = {m: (iv.low, iv.high) for m, iv in mean_intervals(r.per_question).items()}
     ruling = None
     if len(results) >= 2 and len(questions) >= 2:
-        costs = {r.strategy: (r.index_bytes, r.seconds) if budget else (r.returned_tokens,) for r in results}
+        costs = {r.strategy: (r.index_bytes, r.seconds) if budget else (r.returned_tokens, r.index_bytes)
+                 for r in results}
         ruling = verdict({r.strategy: r.per_question[metric] for r in results}, costs=costs, metric=metric)
     warnings = size_warnings([r.strategy for r in results], chunked, documents, k, budget)
     warnings += _ambiguous_quotes(documents, questions)
