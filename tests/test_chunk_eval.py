@@ -671,3 +671,29 @@ def test_help_and_readme_name_the_same_file_types(capsys):
         assert suffix in help_text, suffix
         assert f"`{suffix}`" in section or re.search(rf"`[^`]*{re.escape(suffix)}\b[^`]*`", section), suffix
     assert "DOCS" in help_text and "chunk-eval check" in help_text
+
+
+def test_timings_split_the_run_into_stages(folder, toy_model, capsys):
+    """--timings: every stage with its seconds, each counted once (a stage inside another pauses it)."""
+    import time
+
+    from rag_tools.chunk_eval.timings import STAGE_LABELS, STAGES, StageClock
+
+    clock = StageClock()
+    with clock.stage("scoring"):
+        time.sleep(0.02)
+        with clock.stage("embedding"):
+            time.sleep(0.05)
+    assert 0.05 <= clock.seconds["embedding"] < 0.07 and 0.02 <= clock.seconds["scoring"] < 0.045
+    assert sum(clock.seconds.values()) <= clock.wall()
+    with pytest.raises(ValueError, match="stage 'sorting' is not one of reading"), clock.stage("sorting"):
+        pass
+    docs, questions = folder
+    assert main([str(docs), str(questions), "--strategy", "fixed:12", "--strategy", "hybrid:fixed:12",
+                 "--no-cache", "--quiet", "--timings"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("timings: "):]
+    assert all(STAGE_LABELS[s] in table for s in STAGES if s != "model_load")
+    assert "every stage but embedding" in table
+    assert re.search(r"embedding: 32 vectors asked for by the strategies and the questions, 19 distinct", table), \
+        "fixed:12 and hybrid:fixed:12 read the same 13 vectors: embedded once"

@@ -176,7 +176,7 @@ def format_timings(seconds: dict[str, float], wall: float, embedding: dict[str, 
         lines.append(f"  {STAGE_LABELS[name]:45s} {seconds.get(name, 0.0):8.2f} {seconds.get(name, 0.0) / rest:6.1%}")
     accounted = sum(v for k, v in seconds.items() if k != "model_load")
     other = max(rest - accounted, 0.0)
-    lines.append(f"  {'other (start-up, cache files, writing)':45s} {other:8.2f} {other / rest:6.1%}")
+    lines.append(f"  {'other (reading the cache, parsing arguments)':45s} {other:8.2f} {other / rest:6.1%}")
     non_embedding = rest - seconds.get("embedding", 0.0)
     lines.append(f"  {'every stage but embedding':45s} {non_embedding:8.2f} {non_embedding / rest:6.1%}")
     if embedding:
