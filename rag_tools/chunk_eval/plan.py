@@ -204,9 +204,10 @@ def embed_plan(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
 
     The questions come last, when the model is warm, the first `LATENCY_QUESTIONS` one at a time, which
     measures a question's embedding latency. Without a stored `rate`, the first `CALIBRATION_TEXTS` chunk
-    texts measure one and `on_plan` gets the estimate for the rest. Returns the rate measured over the chunk texts and documents
-    embedded, and the median milliseconds of one question (None when every question was cached). An
-    embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one `ChunkEvalError` line.
+    texts measure one and `on_plan` gets the estimate for the rest. Returns the rate measured over the chunk
+    texts and documents embedded, and the median milliseconds of one question (None when every question was
+    cached). An embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one
+    `ChunkEvalError` line.
     """
     try:
         return _embed_all(plan, documents, embedder, cache, seconds, shared, quiet, rate, on_plan)
