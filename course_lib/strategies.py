@@ -17,8 +17,9 @@ An id is `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value
 - a retrieval mode goes before it (`RETRIEVAL_MODES`): `bm25:recursive:256` ranks the chunks by
   BM25 over their text (nothing is embedded, so `bm25:late:` is refused), `hybrid:headers:recursive:256`
   fuses (reciprocal rank fusion, k=60) BM25 over what the variant embeds with the dense ranking;
-- `rerank:` comes first of all; it is reserved for re-scoring the top 50 of what follows and is
-  refused for now (not available yet).
+- `rerank:` comes first of all: re-scoring the top n of what follows by MaxSim over token vectors
+  (notebook 11) is chunk-eval's (`rerank:<n>:<strategy>`, `rag_tools.chunk_eval.rerank`), which takes
+  the prefix off before parsing the rest; `parse_strategy` refuses it, naming the strategy without it.
 
 This module holds the id grammar and the dispatch only: `parse_strategy` turns an id into a
 `StrategySpec`, `chunk_with` chunks a text by it and `result_stem` names results files after it.
@@ -60,7 +61,7 @@ __all__ = [
 
 _OPTION = re.compile(r"[A-Za-z0-9_.\-]+")
 RETRIEVAL_MODES: tuple[str, ...] = ("bm25", "hybrid")  # id prefixes that change how chunks are ranked
-RERANK_PREFIX = "rerank"  # reserved: re-scores the top 50 of the ranking that follows (not available yet)
+RERANK_PREFIX = "rerank"  # chunk-eval's: re-scores the top n of the ranking that follows (rag_tools.chunk_eval.rerank)
 PAGE_OPTION = ("pages", "keep")  # `?pages=keep`, accepted by every strategy sized in cl100k tokens
 
 
@@ -105,7 +106,7 @@ def parse_strategy(spec: str) -> StrategySpec:
     """Parse `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value&...]` into a `StrategySpec`.
 
     Raises `ValueError` naming the part that is wrong and how to write it (`rerank:` is parsed and
-    refused: not available yet).
+    refused: chunk-eval runs it).
     """
     if isinstance(spec, StrategySpec):
         return spec
@@ -167,8 +168,8 @@ def parse_strategy(spec: str) -> StrategySpec:
             options[key] = value
     if rerank:
         rest = ":".join(p for p in (retrieval, variant, StrategySpec(name, size, overlap, options).id) if p)
-        raise ValueError(f"strategy {spec!r}: rerank: (re-scoring the top 50 of {rest!r}) is reserved and not "
-                         f"available yet; use {rest!r}")
+        raise ValueError(f"strategy {spec!r}: rerank: (re-scoring the top 50 of {rest!r}) runs in chunk-eval "
+                         f"(rerank:<n>:<strategy>), not in chunk_with; use {rest!r} here")
     return StrategySpec(name, size, overlap, options, variant, retrieval)
 
 

@@ -65,8 +65,8 @@ def test_retrieval_prefixes_parse_and_name_files(text, retrieval, variant, stem)
 
 @pytest.mark.parametrize("text, message", [
     ("bm25:late:recursive:256", "bm25 embeds nothing, so late chunking does not apply"),
-    ("rerank:recursive:256", "rerank: (re-scoring the top 50 of 'recursive:256') is reserved and not available yet"),
-    ("rerank:hybrid:headers:recursive:256", "not available yet; use 'hybrid:headers:recursive:256'"),
+    ("rerank:recursive:256", "rerank: (re-scoring the top 50 of 'recursive:256') runs in chunk-eval"),
+    ("rerank:hybrid:headers:recursive:256", "not in chunk_with; use 'hybrid:headers:recursive:256' here"),
     ("late:headers:recursive:256", "embedding variants (late, headers) go first, once"),
     ("headers:hybrid:recursive:256", "retrieval modes (bm25, hybrid) and rerank come before them"),
     ("bm25:hybrid:recursive:256", "misplaced or repeated"),
