@@ -227,8 +227,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-cache", action="store_true", help="keep no vectors on disk")
     parser.add_argument("--json", metavar="OUT.json", type=Path, help="write the results as JSON")
     parser.add_argument("--html", metavar="OUT.html", type=Path, help="write a self-contained HTML report")
-    parser.add_argument("--skip-bad-files", action="store_true", help="skip files that cannot be read (not UTF-8 text, a damaged or hostile PDF, HTML or Word file), "
-                        "with one line each, instead of stopping")
+    parser.add_argument("--skip-bad-files", action="store_true",
+                        help="skip files that cannot be read (not UTF-8 text, a damaged or hostile PDF, HTML or "
+                        "Word file), with one line each, instead of stopping")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (the plan is still printed)")
     parser.add_argument("--all-columns", action="store_true", help="print every metric, the misses by cause, the "
                         "chunk health and the cost tables (default: the decision columns; the JSON and HTML have all)")
