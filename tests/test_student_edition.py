@@ -346,7 +346,7 @@ RUN_ALL = "04_recursive_splitting.ipynb"  # no model: a real Run All in about 10
 def test_run_all_completes_on_a_student_notebook(student_dir):
     path = student_dir / "notebooks" / RUN_ALL
     student = nbformat.read(path, as_version=4)
-    exercises = edition.find_exercises(nbformat.read(ROOT / "notebooks" / RUN_ALL, as_version=4))
+    exercises = edition.student_exercises(nbformat.read(ROOT / "notebooks" / RUN_ALL, as_version=4))
     run(student, path.parent, allow_errors=False)  # raises CellExecutionError if any cell fails
     assert not unreported_checks(student, {e.check: e.name for e in exercises})
     assert len(exercises) >= 3
