@@ -46,7 +46,7 @@ from course_lib.settings import apply_quiet_offline_env  # noqa: E402
 
 apply_quiet_offline_env()
 
-from course_lib.datasets import load_flores  # noqa: E402
+from course_lib.datasets import file_sha256, load_flores  # noqa: E402
 
 OUT = ROOT / "results" / "bitext" / "bitext.json"
 CACHE = ROOT / "results" / "bitext" / "cache"
@@ -65,15 +65,6 @@ class Encoder:
     encode: Callable[[list[str]], np.ndarray]
     count_tokens: Callable[[list[str]], int]
     settings: dict
-
-
-def sha256_of(path: Path) -> str:
-    """The sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _minilm() -> Encoder:
@@ -169,7 +160,7 @@ def direction(values: np.ndarray) -> dict:
 def run_model(name: str, spanish: list[str], english: list[str], cache: Path | None) -> dict:
     """Embed both sides with one model and score both directions."""
     encoder = LOADERS[name]()
-    weights_sha = sha256_of(encoder.weights)
+    weights_sha = file_sha256(encoder.weights)
     es, es_seconds = cached_vectors(encoder, weights_sha, "spa", spanish, cache)
     en, en_seconds = cached_vectors(encoder, weights_sha, "eng", english, cache)
     es_en, en_es = hits(es @ en.T)

@@ -48,6 +48,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from course_lib.datasets import file_sha256  # noqa: E402  (light: no model, no settings changed)
+
 OUT = ROOT / "results" / "transfer"
 GRID = ("recursive:64", "recursive:128", "recursive:256", "recursive:512", "recursive:512:77", "fixed:256",
         "headers:recursive:256", "bm25:recursive:256", "hybrid:recursive:256")
@@ -148,14 +150,6 @@ def bootstrap_tau(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[flo
 # ---------------------------------------------------------------------------
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def documents_sha256(folder: Path) -> str:
     """sha256 over the folder's files: each name and its bytes, in name order."""
     digest = hashlib.sha256()
@@ -200,7 +194,7 @@ def model_identity(model: str, embedder: Any) -> dict[str, Any]:
     path = Path(found[0].locate()) if found else None
     return {**describe(embedder), "name": model, "embedder": embedder.name, "package": package,
             "package_version": version(package), "weights_file": weights,
-            "weights_file_sha256": sha256_file(path) if path and path.is_file() else None}
+            "weights_file_sha256": file_sha256(path) if path and path.is_file() else None}
 
 
 def make_embedder(model: str) -> Any:
@@ -230,7 +224,7 @@ def run_one(language: str, model: str, mode: str, out: Path = OUT, *, force: boo
 
     docs = docs or documents_folder(language)
     questions = ROOT / LANGUAGES[language][1]
-    key = {"settings": run_settings(language, model, mode), "questions_sha256": sha256_file(questions),
+    key = {"settings": run_settings(language, model, mode), "questions_sha256": file_sha256(questions),
            "documents_sha256": documents_sha256(docs)}
     path = run_path(out, language, model, mode)
     if not force and path.is_file():
@@ -369,7 +363,7 @@ def compute_taus(runs: Mapping[tuple[str, str, str], dict], *, resamples: int = 
                                   "first_has_winner": a["verdict"]["winner"] is not None,
                                   "second_has_winner": b["verdict"]["winner"] is not None}
             rows.append(row)
-    sha = {language: sha256_file(ROOT / questions) for language, (_, questions) in LANGUAGES.items()}
+    sha = {language: file_sha256(ROOT / questions) for language, (_, questions) in LANGUAGES.items()}
     return {"metric_of_the_verdict": VERDICT_METRIC, "strategies": list(GRID), "questions_sha256": sha,
             "resamples": resamples, "seed": seed, "level": LEVEL,
             "method": "Kendall's tau-b between the strategies' mean scores in two runs; interval: percentile "

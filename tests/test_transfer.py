@@ -171,7 +171,7 @@ def test_every_run_is_there_with_its_settings_and_the_current_question_files(com
     assert set(runs) == expected, f"missing runs: {sorted(expected - set(runs))}"
     for (language, model, mode), record in runs.items():
         assert record["settings"] == transfer.run_settings(language, model, mode)
-        assert record["questions_sha256"] == transfer.sha256_file(ROOT / transfer.LANGUAGES[language][1]), \
+        assert record["questions_sha256"] == transfer.file_sha256(ROOT / transfer.LANGUAGES[language][1]), \
             f"{language}_{model}_{mode}: the question file changed since the run; run the benchmark again"
         assert record["questions_sha256"] == taus["questions_sha256"][language]
         assert set(record["per_question"]) == set(transfer.GRID)
