@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from course_lib.embed import BATCH_SIZE, WINDOW, text_key
+from course_lib.evaluation import unit_rows
 from course_lib.late import (
     DocumentTokens,
     check_mean_pooling,
@@ -197,12 +198,11 @@ def cache_write_problem(folder: str | Path) -> str | None:
 
 
 def _unit_rows(vectors: Any, what: str) -> np.ndarray:
-    """`vectors` as float32 rows of length 1; `EmbedderError` naming `what` for a zero or non-finite row."""
-    matrix = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.ndim == 2 else None
-    if norms is None or not np.isfinite(matrix).all() or (norms == 0).any():
-        raise EmbedderError(f"{what} returned a zero, NaN or infinite vector")
-    return matrix / norms
+    """`unit_rows` (float32 rows of length 1), with `EmbedderError` naming `what` for a zero or non-finite row."""
+    try:
+        return unit_rows(what, vectors)
+    except (TypeError, ValueError):
+        raise EmbedderError(f"{what} returned a zero, NaN or infinite vector") from None
 
 
 _digests: dict[tuple, str] = {}
