@@ -1,8 +1,9 @@
-"""Exercise 7.5 (the learner's chunker for Python, by function and class with `ast`) cannot be fooled (issue 33).
+"""Exercise 7.5 (b) (the learner's chunker for Python, by function and class with `ast`) cannot be fooled (issue 33).
 
-Notebook 07's set-up cell and the cell with `line_starts` and `definition_spans` run once, in this process
-(tests/notebook_checks.py); then the exercise's self-check cell runs with `python_chunks` replaced: by
-plausible wrong chunkers, which it must reject with a `SelfCheckError`, and by right ones, which it must accept.
+Notebook 07's set-up cell, the reference solution of part (a) (`line_starts`, `definition_spans`) and part (a)'s
+check (it builds `MODULES`) run once, in this process (tests/notebook_checks.py); then the self-check cell of
+part (b) runs with `python_chunks` replaced: by plausible wrong chunkers, which it must reject with a
+`SelfCheckError`, and by right ones, which it must accept.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import pytest
 
 from notebook_checks import Notebook
 
-SETUP, DEFINITIONS = "10bd337c", "4e65fe2a"
+SETUP, DEFINITIONS, MODULES = "10bd337c", "4e65fe2a", "ex75a-check"  # part (a)'s check builds MODULES, used in (b)'s
 
 
 @pytest.fixture(scope="module")
 def nb07():
-    return Notebook("07_structure_aware_chunking.ipynb", [SETUP, DEFINITIONS])
+    return Notebook("07_structure_aware_chunking.ipynb", [SETUP, DEFINITIONS, MODULES])
 
 
 def chunker(nb: Notebook, *, split=lambda has_methods, too_big: has_methods and too_big, strip=True,
