@@ -1,6 +1,7 @@
 """Exercise 3.1 (a), the learner's character chunker, cannot be fooled (issue 33).
 
-Part (b) of Exercise 3.1 (token starts as character offsets) is tested in tests/test_exercise_checks_early.py.
+Parts (b)-(d) of Exercise 3.1 (token windows, token starts as character offsets, cuts at word starts) are
+tested in tests/test_exercise_builds_03.py.
 Only notebook 03's setup cell runs here (no embedding model); part (a)'s self-check cell then runs with
 `char_chunks` replaced: by plausible wrong answers, which it must reject with a `SelfCheckError`, and by right
 ones, which it must accept.
@@ -27,7 +28,7 @@ def nb03():
 
 def _windows_part(nb: Notebook) -> edition.Exercise:
     parts = [e for e in edition.find_exercises(nb.notebook) if e.name == "Exercise 3.1"]
-    assert len(parts) == 2 and "def char_chunks" in nb.notebook.cells[parts[0].solution].source
+    assert len(parts) == 4 and "def char_chunks" in nb.notebook.cells[parts[0].solution].source
     return parts[0]
 
 
