@@ -556,7 +556,8 @@ def test_6_3_accepts_the_reference():
 
 @pytest.mark.parametrize("name", ["Exercise 5.1", "Exercise 5.1 (count)", "Exercise 5.1 (cost)", "Exercise 5.2",
                                   "Exercise 5.3", "Exercise 5.4", "Exercise 6.1",
-                                  "Exercise 6.1 (pooling)", "Exercise 6.2", "Exercise 6.3"])
+                                  "Exercise 6.1 (pooling)", "Exercise 6.1 (late)", "Exercise 6.2",
+                                  "Exercise 6.2 (windows)", "Exercise 6.3"])
 def test_hints_come_in_three_tiers_and_stay_out_of_the_check_cells(name):
     assert len(HINTS[name]) == 3, f"{name}: a nudge, a closer hint, nearly the answer"
     path = NB05 if name.startswith("Exercise 5") else NB06
