@@ -1,63 +1,72 @@
-"""Exercises 8.1 (the paired bootstrap) and 8.2 (the verdict rule) cannot be fooled (issue 29).
+"""Exercise 8.2 (a) the paired bootstrap and (b) the verdict rule cannot be fooled (issues 29 and 33).
 
-Each self-check cell of notebook 08 is run here as the notebook has it, with the learner's function
-replaced: by plausible wrong implementations, which the check must reject with a `SelfCheckError`, and
-by right ones (the library's `course_lib.stats`, the notebook's reference solution, and correct
-bootstraps that draw their resamples another way), which it must accept. The check cells need only
-numpy, `course_lib.stats` and `course_lib.exercises`, so no model is loaded.
+Each self-check cell of notebook 08's section 3 is run here as the notebook has it, with the learner's
+function replaced: by plausible wrong implementations, which the check must reject with a `SelfCheckError`,
+and by right ones (the library's `course_lib.stats`, the notebook's reference solution, and correct
+bootstraps that draw their resamples another way), which it must accept. Only the cells these checks need
+are run (tests/notebook_checks.py): the set-up, the ten questions of section 3 and the two solution cells.
+The new functions of Exercise 8.2 (`resample_means`, `best_alone`) and Exercise 8.1 are tested in
+tests/test_exercise_builds_08.py.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import contextlib
+import io
+import re
 
-import nbformat
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from course_lib import stats
 from course_lib.exercise_hints import HINTS
-from course_lib.exercises import SelfCheckError, check_function, check_problems
+from course_lib.exercises import SelfCheckError
+from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "08_measuring_chunkers.ipynb"
+NAME = "Exercise 8.2"
+BOOTSTRAP, VERDICT = range(2)  # the parts, in notebook order: (a), (b)
+CELLS = ["32e61e53", "d78679bb", "20f4fb6c", "06c60f16", "9cee7ac0"]  # set-up, ten questions, (a), C, (b)
 
 
-def _cells(name: str) -> tuple[str, str]:
-    """The solution cell's and the self-check cell's source of one exercise of notebook 08."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    exercise = next(e for e in edition.find_exercises(notebook) if e.name == name)
-    return notebook.cells[exercise.solution].source, notebook.cells[exercise.check].source
+@pytest.fixture(scope="module")
+def nb08():
+    return Notebook("08_measuring_chunkers.ipynb", cell_ids=CELLS)
 
 
-def _namespace(**learner) -> dict:
-    return {"np": np, "check_function": check_function, "check_problems": check_problems,
-            "paired_interval": stats.paired_interval, "verdict": stats.verdict,
-            "mean_intervals": stats.mean_intervals, **learner}
+def _parts(nb: Notebook) -> list[edition.Exercise]:
+    return [e for e in edition.find_exercises(nb.notebook) if e.name == NAME]
 
 
-def run_check(name: str, **learner):
-    """Run the exercise's self-check cell with the learner's function(s); return the check's outcome."""
-    _, check = _cells(name)
-    namespace = _namespace(**learner)
-    lines = check.rstrip().splitlines()
-    exec("\n".join(lines[:-1]), namespace)  # the case generators
-    return eval(lines[-1].rstrip(";"), namespace)  # the check call itself
+def run_part(nb: Notebook, part: int, **learner) -> str:
+    """Run one part's check cell with the learner's functions in place; return what it printed."""
+    namespace = dict(nb.ns, **learner)
+    out = io.StringIO()
+    with in_notebooks(), contextlib.redirect_stdout(out):
+        exec(nb.notebook.cells[_parts(nb)[part].check].source, namespace)
+    plt.close("all")
+    return out.getvalue()
 
 
-def reference(name: str, function: str):
-    """The notebook's reference solution of an exercise, as a function."""
-    solution, _ = _cells(name)
-    namespace = _namespace()
-    exec(solution, namespace)
-    return namespace[function]
+def accepts(nb: Notebook, part: int, **learner) -> str:
+    printed = run_part(nb, part, **learner)
+    checks = nb.notebook.cells[_parts(nb)[part].check].source.count("check_function(")
+    assert printed.count(f"✓ {NAME}") == checks and "not solved" not in printed, printed
+    return printed
+
+
+def rejects(nb: Notebook, part: int, **learner) -> str:
+    with pytest.raises(SelfCheckError) as caught:
+        run_part(nb, part, **learner)
+    return str(caught.value)
 
 
 def _diff(a, b):
     return np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
 
 
-# --- Exercise 8.1: the paired bootstrap ------------------------------------------------------------
+# --- (a) the paired bootstrap ---------------------------------------------------------------------
 
 def library_bootstrap(a, b, resamples=10_000, seed=0):
     return tuple(stats.paired_interval(a, b, resamples=resamples, seed=seed))
@@ -120,25 +129,24 @@ def b_minus_a(a, b, resamples=10_000, seed=0):
 
 
 def stub(*args, **kwargs):
-    raise NotImplementedError("Exercise 8: replace this line with your solution")
+    raise NotImplementedError("Exercise 8.2: replace this line with your solution")
 
 
 @pytest.mark.parametrize("right", [library_bootstrap, loop_bootstrap, other_draws_bootstrap],
                          ids=lambda f: f.__name__)
-def test_the_bootstrap_check_accepts_a_right_bootstrap(right, capsys):
-    assert run_check("Exercise 8.1", paired_bootstrap=right)
-    assert "✓ Exercise 8.1: all 7 checks passed." in capsys.readouterr().out
+def test_the_bootstrap_check_accepts_a_right_bootstrap(nb08, right):
+    assert "✓ Exercise 8.2: all 7 checks passed." in accepts(nb08, BOOTSTRAP, paired_bootstrap=right)
 
 
-def test_the_bootstrap_check_accepts_the_reference_solution():
-    assert run_check("Exercise 8.1", paired_bootstrap=reference("Exercise 8.1", "paired_bootstrap"))
+def test_the_bootstrap_check_accepts_the_reference_solution(nb08):
+    accepts(nb08, BOOTSTRAP)
 
 
 @pytest.mark.parametrize("wrong", [unpaired_bootstrap, two_standard_errors, two_bootstrap_deviations, ninety_percent,
                                    without_replacement, b_minus_a], ids=lambda f: f.__name__)
-def test_the_bootstrap_check_rejects_a_wrong_bootstrap(wrong):
-    with pytest.raises(SelfCheckError, match=r"Exercise 8\.1 is not solved yet: `\w+\(.*` returned .*, expected"):
-        run_check("Exercise 8.1", paired_bootstrap=wrong)
+def test_the_bootstrap_check_rejects_a_wrong_bootstrap(nb08, wrong):
+    message = rejects(nb08, BOOTSTRAP, paired_bootstrap=wrong)
+    assert re.match(r"✗ Exercise 8\.2 is not solved yet: `\w+\(.*` returned .*, expected", message)
 
 
 def test_the_other_draws_really_differ_from_the_library():
@@ -149,12 +157,14 @@ def test_the_other_draws_really_differ_from_the_library():
     assert other_draws_bootstrap(a, b) == pytest.approx(library_bootstrap(a, b), abs=0.01)
 
 
-def test_the_bootstrap_check_reports_the_stub_without_raising(capsys):
-    assert not run_check("Exercise 8.1", paired_bootstrap=stub)
-    assert "Exercise 8.1: not solved yet" in capsys.readouterr().out
+def test_the_bootstrap_check_reports_the_stub_without_raising(nb08):
+    printed = run_part(nb08, BOOTSTRAP, paired_bootstrap=stub)
+    assert "Exercise 8.2: not solved yet" in printed and "✗" not in printed
+    printed = run_part(nb08, BOOTSTRAP, resample_means=stub, paired_bootstrap=stub)
+    assert "Exercise 8.2: not solved yet" in printed
 
 
-# --- Exercise 8.2: the verdict rule ----------------------------------------------------------------
+# --- (b) the verdict rule -------------------------------------------------------------------------
 
 def _leader(per_question):
     return max(per_question, key=lambda s: np.mean(per_question[s]))
@@ -210,40 +220,45 @@ def unpaired_verdict(per_question):
     return (leader if len(out) == len(per_question) - 1 else None), out
 
 
-def test_the_verdict_check_accepts_the_library_and_the_reference_solution(capsys):
-    assert run_check("Exercise 8.2", decide=library_decide)
-    assert run_check("Exercise 8.2", decide=reference("Exercise 8.2", "decide"))
-    assert capsys.readouterr().out.count("✓ Exercise 8.2: all 6 checks passed.") == 2
+def test_the_verdict_check_accepts_the_library_and_the_reference_solution(nb08):
+    accepts(nb08, VERDICT, decide=library_decide)
+    accepts(nb08, VERDICT)
 
 
 @pytest.mark.parametrize("wrong", [highest_mean_wins, separate_intervals, touching_zero_rules_out, leader_minus_other,
                                    first_name_leads, unpaired_verdict], ids=lambda f: f.__name__)
-def test_the_verdict_check_rejects_a_wrong_rule(wrong):
-    with pytest.raises(SelfCheckError, match=r"Exercise 8\.2 is not solved yet: `\w+\(.*` returned .*, expected"):
-        run_check("Exercise 8.2", decide=wrong)
+def test_the_verdict_check_rejects_a_wrong_rule(nb08, wrong):
+    message = rejects(nb08, VERDICT, decide=wrong)
+    assert re.match(r"✗ Exercise 8\.2 is not solved yet: `\w+\(.*` returned .*, expected", message)
 
 
-def test_the_verdict_check_reports_the_stub_without_raising(capsys):
-    assert not run_check("Exercise 8.2", decide=stub)
-    assert "Exercise 8.2: not solved yet" in capsys.readouterr().out
+def test_the_verdict_check_reports_the_stub_without_raising(nb08):
+    printed = run_part(nb08, VERDICT, best_alone=stub, decide=stub)
+    assert "Exercise 8.2: not solved yet" in printed and "✗" not in printed
+    assert "Exercise 8.2: not solved yet" in run_part(nb08, VERDICT, decide=stub)
 
 
-def test_the_verdict_cases_cover_every_outcome():
-    # a winner, no decision with nothing ruled out, and no decision with something ruled out
-    _, check = _cells("Exercise 8.2")
-    namespace = _namespace()
-    exec(check.rstrip().rsplit("\n", 1)[0], namespace)
-    outcomes = [expected for _, expected in namespace["verdict_cases"]()]
-    assert any(w is not None for w, _ in outcomes)
-    assert any(w is None and not out for w, out in outcomes)
-    assert any(w is None and out for w, out in outcomes)
+def test_the_verdict_cases_cover_every_outcome(nb08):
+    # a winner, no decision with nothing ruled out, no decision with something ruled out, and the 90% guard
+    namespace = dict(nb08.ns)
+    source = nb08.notebook.cells[_parts(nb08)[VERDICT].check].source
+    exec(source.split("\nverdicts = ")[0], namespace)
+    outcomes = [stats.verdict(pq, costs=dict.fromkeys(pq, 0)) for pq in namespace["verdict_cases"]()]
+    assert any(v.winner is not None for v in outcomes)
+    assert any(v.winner is None and not v.ruled_out for v in outcomes)
+    assert any(v.winner is None and v.ruled_out for v in outcomes)
+    assert any(v.winner is None and len(v.ruled_out) == len(v.intervals) - 1 for v in outcomes), "the 90% guard"
 
 
 # --- hints ------------------------------------------------------------------------------------------
 
-def test_every_exercise_of_notebook_08_has_tiered_hints():
-    names = [e.name for e in edition.find_exercises(nbformat.read(NOTEBOOK, as_version=4))]
+def test_every_exercise_of_notebook_08_has_tiered_hints(nb08):
+    names = list(dict.fromkeys(e.name for e in edition.find_exercises(nb08.notebook)))
     assert names == [f"Exercise 8.{k}" for k in range(1, len(names) + 1)], names
     for name in names:
         assert len(HINTS.get(name, ())) >= 2, f"{name} needs hint tiers in course_lib/exercise_hints.json"
-    assert not [k for k in HINTS if k.startswith("Exercise 8.") and k not in names], "hints for a removed exercise"
+    for key in ("Exercise 8.1 (spans)", "Exercise 8.2 (verdict)"):
+        assert len(HINTS.get(key, ())) >= 2, f"the part's hints {key!r} are missing"
+    stale = [k for k in HINTS if k.startswith("Exercise 8.") and k.split(" (")[0] not in names]
+    assert not stale, f"hints for a removed exercise: {stale}"
+

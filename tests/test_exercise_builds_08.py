@@ -1,0 +1,391 @@
+"""The learner's builds in notebook 08 cannot be fooled (issue 33): Exercise 8.1 (a) the ranking metrics and
+(b) the span metrics, and the new pieces of Exercise 8.2, (a) `resample_means` and (b) `best_alone` with the
+90% guard of the verdict.
+
+Notebook 08 is run once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run
+again with the learner's functions replaced, after the exercise's solution cells are run again in a copy of
+the namespace (so that a replaced helper, `chars` or `resample_means`, is the one the other functions call):
+by plausible wrong answers, which it must reject with a `SelfCheckError`, and by the reference solution and
+other right answers (the library's own functions among them), which it must accept. A part is picked by its
+place among the exercise's solution cells. The old wrong bootstraps and verdict rules of Exercise 8.2 are in
+tests/test_exercise_checks_08.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from course_lib import evaluation, stats
+from course_lib.exercises import SelfCheckError
+from notebook_checks import Notebook, in_notebooks
+from scripts import build_student_edition as edition
+
+RANKING, SPANS = range(2)  # the parts of Exercise 8.1
+BOOTSTRAP, VERDICT = range(2)  # the parts of Exercise 8.2
+# the given cells each exercise's checks read (the toy ranking and text; the ten questions), run again before a
+# check because later sections reuse some of their names (`relevant` is section 6's list of sets at the end)
+CONTEXT = {"Exercise 8.1": ["6fa61a3d", "d23f1aee"], "Exercise 8.2": ["d78679bb", "06c60f16"]}
+
+
+@pytest.fixture(scope="module")
+def nb08():
+    return Notebook("08_measuring_chunkers.ipynb")
+
+
+def _parts(nb: Notebook, name: str) -> list[edition.Exercise]:
+    return [e for e in edition.find_exercises(nb.notebook) if e.name == name]
+
+
+def run_part(nb: Notebook, name: str, part: int, **learner) -> str:
+    """Run one part's check cell with the learner's functions in place; return what it printed."""
+    namespace = dict(nb.ns)
+    by_id = {cell.get("id"): cell for cell in nb.notebook.cells}
+    with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
+        for cell_id in CONTEXT[name]:
+            exec(by_id[cell_id].source, namespace)
+        for exercise in _parts(nb, name):  # the reference defined again here, so it calls a replaced helper
+            exec(nb.notebook.cells[exercise.solution].source, namespace)
+    namespace.update(learner)
+    out = io.StringIO()
+    with in_notebooks(), contextlib.redirect_stdout(out):
+        exec(nb.notebook.cells[_parts(nb, name)[part].check].source, namespace)
+    plt.close("all")
+    return out.getvalue()
+
+
+def accepts(nb: Notebook, name: str, part: int, **learner) -> str:
+    printed = run_part(nb, name, part, **learner)
+    checks = nb.notebook.cells[_parts(nb, name)[part].check].source.count("check_function(")
+    assert printed.count(f"✓ {name}") == checks and "not solved" not in printed, printed
+    return printed
+
+
+def rejects(nb: Notebook, name: str, part: int, **learner) -> str:
+    with pytest.raises(SelfCheckError) as caught:
+        run_part(nb, name, part, **learner)
+    return str(caught.value)
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError("replace this line with your solution")
+
+
+# --- the shape of the exercises -----------------------------------------------------------------------
+
+def test_each_exercise_has_its_parts_each_with_its_check(nb08):
+    defined = {name: [set(re.findall(r"^def (\w+)", nb08.notebook.cells[e.solution].source, re.MULTILINE))
+                      for e in _parts(nb08, name)] for name in ("Exercise 8.1", "Exercise 8.2")}
+    assert defined == {
+        "Exercise 8.1": [{"my_recall_at_k", "my_reciprocal_rank", "my_ndcg_at_k"},
+                         {"chars", "my_span_scores", "my_precision_omega"}],
+        "Exercise 8.2": [{"resample_means", "paired_bootstrap"}, {"best_alone", "decide"}]}
+
+
+@pytest.mark.parametrize("name, part", [("Exercise 8.1", RANKING), ("Exercise 8.1", SPANS),
+                                        ("Exercise 8.2", BOOTSTRAP), ("Exercise 8.2", VERDICT)])
+def test_each_part_accepts_the_reference_solution(nb08, name, part):
+    accepts(nb08, name, part)
+
+
+def test_no_visible_cell_shows_a_line_of_the_solution(nb08):
+    exercises = edition.find_exercises(nb08.notebook)
+    solution_lines = set()
+    for exercise in exercises:
+        for block in nb08.notebook.cells[exercise.solution].source.split(edition.BEGIN)[1:]:
+            solution_lines |= {line.strip() for line in block.split(edition.END)[0].splitlines()
+                               if len(line.strip()) > 20 and not line.strip().startswith("#")}
+    solutions = {e.solution for e in exercises}
+    shown = [line for i, cell in enumerate(nb08.notebook.cells) if i not in solutions
+             for line in solution_lines if line in cell.source]
+    assert not shown, f"visible cells show solution lines: {shown}"
+
+
+def test_the_builds_replace_the_given_code(nb08):
+    # the by-hand computations the learner now writes are no longer given above or beside the exercises
+    given = "\n".join(c.source for i, c in enumerate(nb08.notebook.cells) if c.cell_type == "code"
+                      and i not in {e.solution for e in edition.find_exercises(nb08.notebook)})
+    assert "idcg" not in given.lower(), "the nDCG normaliser is the learner's"
+    assert ".integers(0, len(diff)" not in given and "draws40" not in given, "the bootstrap draws are the learner's"
+    assert "status = " not in given, "the verdict loop is the learner's"
+
+
+@pytest.mark.parametrize("name, part, functions", [
+    ("Exercise 8.1", RANKING, ("my_recall_at_k", "my_reciprocal_rank", "my_ndcg_at_k")),
+    ("Exercise 8.1", SPANS, ("chars", "my_span_scores", "my_precision_omega")),
+    ("Exercise 8.2", BOOTSTRAP, ("resample_means", "paired_bootstrap")),
+    ("Exercise 8.2", VERDICT, ("best_alone", "decide"))])
+def test_the_stubs_are_reported_without_raising(nb08, name, part, functions):
+    printed = run_part(nb08, name, part, **dict.fromkeys(functions, stub))
+    assert f"{name}: not solved yet" in printed and "✗" not in printed and "✓" not in printed
+
+
+# --- 8.1 (a): recall@k, reciprocal rank, nDCG@k ---------------------------------------------------------
+
+def recall_over_k(ranking, relevant, k):  # precision@k, not recall
+    return len(set(ranking[:k]) & set(relevant)) / k
+
+
+def recall_ignores_k(ranking, relevant, k):  # the whole ranking counts
+    return len(set(ranking) & set(relevant)) / len(relevant)
+
+
+def recall_over_the_shown(ranking, relevant, k):  # divides by what could be shown, min(k, relevant)
+    return len(set(ranking[:k]) & set(relevant)) / min(k, len(relevant))
+
+
+def rr_off_by_one(ranking, relevant):  # ranks counted from 0, then 1 / (rank + 1) one place too low
+    for rank, item in enumerate(ranking, start=1):
+        if item in relevant:
+            return 1 / (rank + 1)
+    return 0.0
+
+
+def rr_from_zero(ranking, relevant):  # ranks from 0: 1 / 0 when the first result is relevant
+    for rank, item in enumerate(ranking):
+        if item in relevant:
+            return 1 / rank
+    return 0.0
+
+
+def rr_none_when_missed(ranking, relevant):  # nothing relevant: None instead of 0
+    return next((1 / r for r, item in enumerate(ranking, start=1) if item in relevant), None)
+
+
+def _grades(relevance):
+    return relevance if isinstance(relevance, dict) else dict.fromkeys(relevance, 1.0)
+
+
+def _dcg(gains, offset=1):
+    return sum(g / math.log2(r + offset) for r, g in enumerate(gains, start=1))
+
+
+def ndcg_log2_rank(ranking, relevance, k):  # log2(rank) instead of log2(rank + 1): 1 / 0 at rank 1
+    grades = _grades(relevance)
+    return _dcg([grades.get(c, 0.0) for c in ranking[:k]], 0) / _dcg(sorted(grades.values(), reverse=True)[:k], 0)
+
+
+def ndcg_idcg_from_retrieved(ranking, relevance, k):  # the ideal order of what was retrieved, not of all grades
+    grades = _grades(relevance)
+    gains = [grades.get(c, 0.0) for c in ranking[:k]]
+    ideal = _dcg(sorted(gains, reverse=True))
+    return _dcg(gains) / ideal if ideal else 0.0
+
+
+def ndcg_idcg_not_cut(ranking, relevance, k):  # the ideal order not cut at k
+    grades = _grades(relevance)
+    return _dcg([grades.get(c, 0.0) for c in ranking[:k]]) / _dcg(sorted(grades.values(), reverse=True))
+
+
+def ndcg_binary_only(ranking, relevance, k):  # every relevant id gains 1, the grades ignored
+    return evaluation.ndcg_at_k(ranking, set(relevance), k) if any(_grades(relevance).values()) else 0.0
+
+
+def ndcg_right(ranking, relevance, k):  # right, with numpy
+    grades = _grades(relevance)
+    discounts = 1 / np.log2(np.arange(2, k + 2))
+    gains = np.array([grades.get(c, 0.0) for c in ranking[:k]])
+    ideal = np.sort(np.array(list(grades.values())))[::-1][:k]
+    return float(gains @ discounts[:len(gains)] / (ideal @ discounts[:len(ideal)]))
+
+
+def test_a_accepts_the_library_and_another_right_ndcg(nb08):
+    accepts(nb08, "Exercise 8.1", RANKING, my_recall_at_k=evaluation.recall_at_k,
+            my_reciprocal_rank=evaluation.reciprocal_rank, my_ndcg_at_k=ndcg_right)
+
+
+@pytest.mark.parametrize("wrong", [recall_over_k, recall_ignores_k, recall_over_the_shown], ids=lambda f: f.__name__)
+def test_a_rejects_a_wrong_recall(nb08, wrong):
+    assert "my_recall_at_k" not in rejects(nb08, "Exercise 8.1", RANKING, my_recall_at_k=wrong)
+
+
+@pytest.mark.parametrize("wrong", [rr_off_by_one, rr_from_zero, rr_none_when_missed], ids=lambda f: f.__name__)
+def test_a_rejects_a_wrong_reciprocal_rank(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", RANKING, my_reciprocal_rank=wrong)
+
+
+@pytest.mark.parametrize("wrong", [ndcg_log2_rank, ndcg_idcg_from_retrieved, ndcg_idcg_not_cut, ndcg_binary_only],
+                         ids=lambda f: f.__name__)
+def test_a_rejects_a_wrong_ndcg(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", RANKING, my_ndcg_at_k=wrong)
+
+
+# --- 8.1 (b): span scores and precision-omega ------------------------------------------------------------
+
+def _chars(ranges):
+    return {i for s, e in ranges for i in range(s, e)}
+
+
+def chars_end_included(ranges):  # (start, end) read as inclusive
+    return {i for s, e in ranges for i in range(s, e + 1)}
+
+
+def spans_union_sent(retrieved, references):  # retrieved characters counted once: overlap costs nothing
+    excerpt, held = _chars(references), _chars(retrieved)
+    covered = len(excerpt & held)
+    return covered / len(excerpt), covered / len(held), covered / len(excerpt | held)
+
+
+def spans_covered_per_chunk(retrieved, references):  # covered counted chunk by chunk: twice where chunks overlap
+    excerpt = _chars(references)
+    covered = sum(len(excerpt & _chars([r])) for r in retrieved)
+    sent = sum(e - s for s, e in retrieved)
+    return covered / len(excerpt), covered / sent, covered / (sent + len(excerpt) - covered)
+
+
+def spans_excerpts_summed(retrieved, references):  # overlapping excerpts counted twice
+    excerpt_chars = sum(e - s for s, e in references)
+    covered = len(_chars(references) & _chars(retrieved))
+    sent = sum(e - s for s, e in retrieved)
+    return covered / excerpt_chars, covered / sent, covered / (sent + excerpt_chars - covered)
+
+
+def spans_iou_without_subtracting(retrieved, references):  # the covered characters counted twice in the union
+    excerpt = _chars(references)
+    covered, sent = len(excerpt & _chars(retrieved)), sum(e - s for s, e in retrieved)
+    return covered / len(excerpt), covered / sent, covered / (sent + len(excerpt))
+
+
+def spans_right(retrieved, references):  # right, with the library's named tuple turned into a tuple
+    s = evaluation.span_scores(retrieved, references)
+    return s.recall, s.precision, s.iou
+
+
+def omega_summed(chunks, references):  # the kept chunks' lengths summed, not their union
+    touching = [(s, e) for s, e in chunks if any(s < re_ and rs < e for rs, re_ in references)]
+    excerpt, kept = _chars(references), _chars(touching)
+    return len(excerpt & kept) / (sum(e - s for s, e in touching) + len(excerpt - kept))
+
+
+def omega_all_chunks(chunks, references):  # every chunk kept, touching or not
+    excerpt, kept = _chars(references), _chars(chunks)
+    return len(excerpt & kept) / len(excerpt | kept)
+
+
+def omega_touching_counts(chunks, references):  # a chunk that only touches an excerpt's end is kept
+    touching = [(s, e) for s, e in chunks if any(s <= re_ and rs <= e for rs, re_ in references)]
+    excerpt, kept = _chars(references), _chars(touching)
+    return len(excerpt & kept) / len(excerpt | kept)
+
+
+def omega_precision_of_kept(chunks, references):  # the excerpt text no chunk holds left out of the denominator
+    touching = [(s, e) for s, e in chunks if any(s < re_ and rs < e for rs, re_ in references)]
+    excerpt, kept = _chars(references), _chars(touching)
+    return len(excerpt & kept) / len(kept) if kept else 0.0
+
+
+def test_b_accepts_the_library(nb08):
+    accepts(nb08, "Exercise 8.1", SPANS, my_span_scores=spans_right, my_precision_omega=evaluation.precision_omega)
+
+
+def test_b_rejects_chars_that_include_the_end(nb08):
+    rejects(nb08, "Exercise 8.1", SPANS, chars=chars_end_included)
+
+
+@pytest.mark.parametrize("wrong", [spans_union_sent, spans_covered_per_chunk, spans_excerpts_summed,
+                                   spans_iou_without_subtracting], ids=lambda f: f.__name__)
+def test_b_rejects_wrong_span_scores(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", SPANS, my_span_scores=wrong)
+
+
+@pytest.mark.parametrize("wrong", [omega_summed, omega_all_chunks, omega_touching_counts, omega_precision_of_kept],
+                         ids=lambda f: f.__name__)
+def test_b_rejects_a_wrong_precision_omega(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", SPANS, my_precision_omega=wrong)
+
+
+# --- 8.2 (a): resample_means ------------------------------------------------------------------------------
+
+def means_loop(diff, resamples=10_000, seed=0):  # right, one resample at a time
+    rng = np.random.default_rng(seed)
+    return np.array([diff[rng.integers(0, len(diff), size=len(diff))].mean() for _ in range(resamples)])
+
+
+def means_other_draws(diff, resamples=10_000, seed=0):  # right, with rng.choice and another seed
+    return diff[np.random.default_rng(seed + 7).choice(len(diff), size=(resamples, len(diff)))].mean(axis=1)
+
+
+def means_without_replacement(diff, resamples=10_000, seed=0):  # every resample is the same questions
+    rng = np.random.default_rng(seed)
+    return np.array([diff[rng.permutation(len(diff))].mean() for _ in range(resamples)])
+
+
+def means_wrong_axis(diff, resamples=10_000, seed=0):  # the mean over the resamples: one value per question
+    return diff[np.random.default_rng(seed).integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=0)
+
+
+def means_one_draw_reused(diff, resamples=10_000, seed=0):  # one row drawn once and repeated
+    row = np.random.default_rng(seed).integers(0, len(diff), size=len(diff))
+    return np.repeat(diff[row].mean(), resamples)
+
+
+@pytest.mark.parametrize("right", [means_loop, means_other_draws], ids=lambda f: f.__name__)
+def test_8_2_a_accepts_right_resample_means(nb08, right):
+    # paired_bootstrap keeps the reference, so only resample_means changes
+    accepts(nb08, "Exercise 8.2", BOOTSTRAP, resample_means=right)
+
+
+@pytest.mark.parametrize("wrong", [means_without_replacement, means_wrong_axis, means_one_draw_reused],
+                         ids=lambda f: f.__name__)
+def test_8_2_a_rejects_wrong_resample_means(nb08, wrong):
+    assert "resample_means_summary(" in rejects(nb08, "Exercise 8.2", BOOTSTRAP, resample_means=wrong)
+
+
+# --- 8.2 (b): best_alone and the 90% guard ------------------------------------------------------------
+
+def _rows(per_question, resamples, seed, seeds_apart=False):
+    return np.array([means_loop_fast(np.asarray(v, dtype=float), resamples, seed + (k if seeds_apart else 0))
+                     for k, v in enumerate(per_question.values())])
+
+
+def means_loop_fast(diff, resamples, seed):
+    return diff[np.random.default_rng(seed).integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+
+
+def best_alone_library(per_question, resamples=10_000, seed=0):
+    return stats.verdict(per_question, costs=dict.fromkeys(per_question, 0), resamples=resamples,
+                         seed=seed).p_best_alone
+
+
+def best_with_ties(per_question, resamples=10_000, seed=0):  # a tie for the best counts as best alone
+    means = _rows(per_question, resamples, seed)
+    return {s: float(np.mean(row == means.max(axis=0))) for s, row in zip(per_question, means)}
+
+
+def best_ties_shared(per_question, resamples=10_000, seed=0):  # a tie shares the win (the library's p_best)
+    means = _rows(per_question, resamples, seed)
+    top = means == means.max(axis=0)
+    return {s: float(np.mean(row / top.sum(axis=0))) for s, row in zip(per_question, top)}
+
+
+def best_unpaired(per_question, resamples=10_000, seed=0):  # each strategy drawn with its own seed: not paired
+    means = _rows(per_question, resamples, seed, seeds_apart=True)
+    top = means.max(axis=0)
+    single = (means == top).sum(axis=0) == 1
+    return {s: float(np.mean(single & (row == top))) for s, row in zip(per_question, means)}
+
+
+def decide_without_the_guard(per_question):  # every other ruled out is enough: no 90% of the resamples
+    leader = max(per_question, key=lambda s: np.mean(per_question[s]))
+    out = sorted(s for s in per_question
+                 if s != leader and stats.paired_interval(per_question[s], per_question[leader]).high < 0)
+    return (leader if len(out) == len(per_question) - 1 else None), out
+
+
+def test_8_2_b_accepts_the_library_shares(nb08):
+    accepts(nb08, "Exercise 8.2", VERDICT, best_alone=best_alone_library)
+
+
+@pytest.mark.parametrize("wrong", [best_with_ties, best_ties_shared, best_unpaired], ids=lambda f: f.__name__)
+def test_8_2_b_rejects_a_wrong_best_alone(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.2", VERDICT, best_alone=wrong)
+
+
+def test_8_2_b_rejects_a_verdict_without_the_90_percent_guard(nb08):
+    assert "decide_without_the_guard" in rejects(nb08, "Exercise 8.2", VERDICT, decide=decide_without_the_guard)
