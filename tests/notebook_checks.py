@@ -41,7 +41,8 @@ class Notebook:
         cells = ([c for c in self.notebook.cells if c.cell_type == "code"] if cell_ids is None
                  else [by_id[cell_id] for cell_id in cell_ids])
         self.ns: dict = {"__name__": "__main__"}
-        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
+        # rc_context: a notebook's plt.rcParams settings (05 sets font sizes) must not leak into later tests
+        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()), plt.rc_context():
             for cell in cells:
                 exec(compile(cell.source, f"{name}:{cell.get('id')}", "exec"), self.ns)
         plt.close("all")
