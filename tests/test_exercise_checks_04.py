@@ -1,12 +1,13 @@
-"""Exercise 4.1 (the learner builds the recursive splitter, parts a-d) cannot be fooled (issue 33).
+"""Exercise 4.1 (the learner builds the recursive splitter, parts a-f) cannot be fooled (issue 33).
 
 Notebook 04 is run once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run
 again with the learner's functions replaced: by plausible wrong answers, which it must reject with a
-`SelfCheckError`, and by the reference solution and other right answers, which it must accept. The four
+`SelfCheckError`, and by the reference solution and other right answers, which it must accept. The six
 parts share one heading, so a part is picked by its place among the exercise's solution cells. Before a
 check runs, all the parts' solution cells are run again in a copy of the namespace, so that a replaced
 function is the one the others call (`hand_chunks` calls `split_recursive`, which calls `merge`, which
-calls `tail_start`).
+calls `tail_start`). Parts (b) `strip_span` and (c) `cut_between_tokens` are fed wrong versions in
+tests/test_exercise_builds_04.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 NAME = "Exercise 4.1"
-SPLIT_ON, NO_MERGE, MERGE, TAIL = range(4)  # the parts, in notebook order: (a), (b), (c), (d)
+SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, TAIL = range(6)  # the parts, in notebook order: (a) to (f)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,8 @@ def run_part(nb: Notebook, part: int, **learner) -> str:
 
 def accepts(nb: Notebook, part: int, **learner) -> None:
     printed = run_part(nb, part, **learner)
-    checks = nb.notebook.cells[_parts(nb)[part].check].source.count("check_function(")
+    source = nb.notebook.cells[_parts(nb)[part].check].source
+    checks = source.count("check_function(") + source.count("check_problems(")
     assert printed.count(f"✓ {NAME}") == checks and "not solved" not in printed, printed
 
 
@@ -60,15 +62,15 @@ def rejects(nb: Notebook, part: int, **learner) -> str:
     return str(caught.value)
 
 
-def test_the_exercise_has_four_parts_each_with_its_check(nb04):
+def test_the_exercise_has_six_parts_each_with_its_check(nb04):
     parts = _parts(nb04)
-    assert len(parts) == 4
+    assert len(parts) == 6
     defined = [set(re.findall(r"^def (\w+)", nb04.notebook.cells[e.solution].source, re.MULTILINE)) for e in parts]
-    assert defined == [{"split_on", "first_split"}, {"split_without_merge"},
+    assert defined == [{"split_on", "first_split"}, {"strip_span"}, {"cut_between_tokens"}, {"split_without_merge"},
                        {"merge", "split_recursive", "hand_chunks"}, {"tail_start"}]
 
 
-@pytest.mark.parametrize("part", [SPLIT_ON, NO_MERGE, MERGE, TAIL])
+@pytest.mark.parametrize("part", [SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, TAIL])
 def test_each_part_accepts_the_reference_solution(nb04, part):
     accepts(nb04, part)
 
@@ -161,7 +163,7 @@ def test_a_rejects_a_first_split_that_uses_a_separator_that_does_not_cut(nb04):
     rejects(nb04, SPLIT_ON, first_split=first_separator_always)
 
 
-# --- (b) split_without_merge -----------------------------------------------------------------------------
+# --- (d) split_without_merge -----------------------------------------------------------------------------
 
 def _no_merge(*, check_whole=True, recurse=True, fits=lambda n, size: n <= size, last_resort=True,
               strip=False, lower_only=True):
@@ -193,16 +195,16 @@ WRONG_NO_MERGE = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_NO_MERGE))
-def test_b_rejects_a_wrong_recursion(nb04, wrong):
+def test_d_rejects_a_wrong_recursion(nb04, wrong):
     assert "expected" in rejects(nb04, NO_MERGE, split_without_merge=WRONG_NO_MERGE[wrong])
 
 
-def test_b_accepts_a_recursion_that_passes_every_separator_down(nb04):
+def test_d_accepts_a_recursion_that_passes_every_separator_down(nb04):
     # right too, only slower: the separator just used no longer cuts a piece it made
     accepts(nb04, NO_MERGE, split_without_merge=_no_merge(lower_only=False))
 
 
-# --- (c) merge and split_recursive ----------------------------------------------------------------------
+# --- (e) merge and split_recursive ----------------------------------------------------------------------
 
 def _merge(*, grow, strip=True):
     def merge(text, pieces, size, overlap=0):
@@ -249,11 +251,11 @@ WRONG_MERGES = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_MERGES))
-def test_c_rejects_a_wrong_merge(nb04, wrong):
+def test_e_rejects_a_wrong_merge(nb04, wrong):
     assert "expected" in rejects(nb04, MERGE, merge=WRONG_MERGES[wrong])
 
 
-def test_c_rejects_a_split_that_merges_only_once_at_the_top(nb04):
+def test_e_rejects_a_split_that_merges_only_once_at_the_top(nb04):
     ns = _reference(MERGE)
 
     def split_recursive(text, a, b, separators, size, overlap=0):
@@ -264,7 +266,7 @@ def test_c_rejects_a_split_that_merges_only_once_at_the_top(nb04):
     assert "`hand_chunks(" in message
 
 
-def test_c_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
+def test_e_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
     ns = _reference(MERGE)
     right = ns["split_recursive"]
 
@@ -274,7 +276,7 @@ def test_c_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
     rejects(nb04, MERGE, split_recursive=split_recursive)
 
 
-# --- (d) tail_start ----------------------------------------------------------------------------------------
+# --- (f) tail_start ----------------------------------------------------------------------------------------
 
 def _tail(*, within=lambda tokens, text, pieces, k, j, overlap: tokens(text, pieces[k][0], pieces[j - 1][1]) <= overlap,
           fits_next=True, above=lambda k, i: k - 1 > i):
@@ -302,16 +304,16 @@ WRONG_TAILS = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_TAILS))
-def test_d_rejects_a_wrong_tail(nb04, wrong):
+def test_f_rejects_a_wrong_tail(nb04, wrong):
     assert "expected" in rejects(nb04, TAIL, tail_start=WRONG_TAILS[wrong])
 
 
-def test_d_the_right_tail_written_another_way_passes(nb04):
+def test_f_the_right_tail_written_another_way_passes(nb04):
     accepts(nb04, TAIL, tail_start=_tail())
 
 
 def test_the_checks_compare_only_where_the_library_agrees_with_exact_counting(nb04):
-    # the cases of parts (c) and (d) are ones where the library's one-tokenization estimate and the exact
+    # the cases of parts (e) and (f) are ones where the library's one-tokenization estimate and the exact
     # count pick the same pieces; elsewhere (the town report at 40 tokens, say) they may differ by design
     ns = _reference(MERGE)
     text = nb04["city"]
