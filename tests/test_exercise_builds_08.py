@@ -1,6 +1,6 @@
-"""The learner's builds in notebook 08 cannot be fooled (issue 33): Exercise 8.1 (a) the ranking metrics and
-(b) the span metrics, and the new pieces of Exercise 8.2, (a) `resample_means` and (b) `best_alone` with the
-90% guard of the verdict.
+"""The learner's builds in notebook 08 cannot be fooled (issue 33): Exercise 8.1 (a) the ranking metrics,
+(b) the span metrics and (c) the benchmark loop (top k over one index, span scores per question), and the
+new pieces of Exercise 8.2, (a) `resample_means` and (b) `best_alone` with the 90% guard of the verdict.
 
 Notebook 08 is run once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run
 again with the learner's functions replaced, after the exercise's solution cells are run again in a copy of
@@ -27,7 +27,7 @@ from course_lib.exercises import SelfCheckError
 from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
-RANKING, SPANS = range(2)  # the parts of Exercise 8.1
+RANKING, SPANS, BENCHMARK = range(3)  # the parts of Exercise 8.1
 BOOTSTRAP, VERDICT = range(2)  # the parts of Exercise 8.2
 # the given cells each exercise's checks read (the toy ranking and text; the ten questions), run again before a
 # check because later sections reuse some of their names (`relevant` is section 6's list of sets at the end)
@@ -84,12 +84,13 @@ def test_each_exercise_has_its_parts_each_with_its_check(nb08):
                       for e in _parts(nb08, name)] for name in ("Exercise 8.1", "Exercise 8.2")}
     assert defined == {
         "Exercise 8.1": [{"my_recall_at_k", "my_reciprocal_rank", "my_ndcg_at_k"},
-                         {"chars", "my_span_scores", "my_precision_omega"}],
+                         {"chars", "my_span_scores", "my_precision_omega"}, {"top_k", "my_evaluate"}],
         "Exercise 8.2": [{"resample_means", "paired_bootstrap"}, {"best_alone", "decide"}]}
 
 
 @pytest.mark.parametrize("name, part", [("Exercise 8.1", RANKING), ("Exercise 8.1", SPANS),
-                                        ("Exercise 8.2", BOOTSTRAP), ("Exercise 8.2", VERDICT)])
+                                        ("Exercise 8.1", BENCHMARK), ("Exercise 8.2", BOOTSTRAP),
+                                        ("Exercise 8.2", VERDICT)])
 def test_each_part_accepts_the_reference_solution(nb08, name, part):
     accepts(nb08, name, part)
 
@@ -114,11 +115,15 @@ def test_the_builds_replace_the_given_code(nb08):
     assert "idcg" not in given.lower(), "the nDCG normaliser is the learner's"
     assert ".integers(0, len(diff)" not in given and "draws40" not in given, "the bootstrap draws are the learner's"
     assert "status = " not in given, "the verdict loop is the learner's"
+    assert "argsort(-" not in given and given.count("def evaluate(") == 1, "the benchmark loop is the learner's"
+    check = nb08.notebook.cells[_parts(nb08, "Exercise 8.1")[BENCHMARK].check].source
+    assert "def evaluate(" in check and "VectorIndex(" in check, "section 4 uses the library's loop, given once"
 
 
 @pytest.mark.parametrize("name, part, functions", [
     ("Exercise 8.1", RANKING, ("my_recall_at_k", "my_reciprocal_rank", "my_ndcg_at_k")),
     ("Exercise 8.1", SPANS, ("chars", "my_span_scores", "my_precision_omega")),
+    ("Exercise 8.1", BENCHMARK, ("top_k", "my_evaluate")),
     ("Exercise 8.2", BOOTSTRAP, ("resample_means", "paired_bootstrap")),
     ("Exercise 8.2", VERDICT, ("best_alone", "decide"))])
 def test_the_stubs_are_reported_without_raising(nb08, name, part, functions):
@@ -298,6 +303,117 @@ def test_b_rejects_wrong_span_scores(nb08, wrong):
                          ids=lambda f: f.__name__)
 def test_b_rejects_a_wrong_precision_omega(nb08, wrong):
     assert wrong.__name__ in rejects(nb08, "Exercise 8.1", SPANS, my_precision_omega=wrong)
+
+
+# --- 8.1 (c): the benchmark loop ---------------------------------------------------------------------------
+
+def _cosines(chunk_vectors, query_vectors):
+    return np.asarray(query_vectors) @ np.asarray(chunk_vectors).T
+
+
+def _refs(q, corpus=True):
+    return [(q["corpus_id"] if corpus else "", r["start_index"], r["end_index"]) for r in q["references"]]
+
+
+def top_k_library(chunk_vectors, query_vectors, k):  # right: the library's index
+    return evaluation.VectorIndex(chunk_vectors).search(query_vectors, k=k)[0]
+
+
+def top_k_sorted(chunk_vectors, query_vectors, k):  # right: Python's sort is stable too
+    return [sorted(range(len(row)), key=lambda i: -row[i])[:k] for row in _cosines(chunk_vectors, query_vectors)]
+
+
+def top_k_smallest(chunk_vectors, query_vectors, k):  # the k least similar chunks
+    return np.argsort(_cosines(chunk_vectors, query_vectors), axis=1, kind="stable")[:, :k]
+
+
+def top_k_ties_reversed(chunk_vectors, query_vectors, k):  # ascending order reversed: equal scores, higher row first
+    return np.argsort(_cosines(chunk_vectors, query_vectors), axis=1, kind="stable")[:, ::-1][:, :k]
+
+
+def top_k_one_more(chunk_vectors, query_vectors, k):  # k + 1 chunks
+    return np.argsort(-_cosines(chunk_vectors, query_vectors), axis=1, kind="stable")[:, :k + 1]
+
+
+def top_k_skips_the_best(chunk_vectors, query_vectors, k):  # ranks counted from 1 in a list counted from 0
+    return np.argsort(-_cosines(chunk_vectors, query_vectors), axis=1, kind="stable")[:, 1:k + 1]
+
+
+def _evaluate(score_one, chunk_vectors, query_vectors, questions, spans, k=5):
+    per_question = {"recall": [], "precision": [], "iou": []}
+    for q, row in zip(questions, top_k_library(chunk_vectors, query_vectors, k)):
+        for name, value in zip(per_question, score_one(q, [spans[i] for i in row])):
+            per_question[name].append(value)
+    return per_question
+
+
+def _scores(retrieved, refs):
+    s = evaluation.span_scores(retrieved, refs)
+    return s.recall, s.precision, s.iou
+
+
+def evaluate_library(chunk_vectors, query_vectors, questions, spans, k=5):  # right: the library's index and scores
+    return _evaluate(lambda q, retrieved: _scores(retrieved, _refs(q)), chunk_vectors, query_vectors, questions,
+                     spans, k)
+
+
+def evaluate_own_chars(chunk_vectors, query_vectors, questions, spans, k=5):  # right: character sets keyed by corpus
+    def score(q, retrieved):
+        excerpt = {(cid, i) for cid, s, e in _refs(q) for i in range(s, e)}
+        covered = len(excerpt & {(cid, i) for cid, s, e in retrieved for i in range(s, e)})
+        sent = sum(e - s for _, s, e in retrieved)
+        return covered / len(excerpt), covered / sent, covered / (sent + len(excerpt) - covered)
+    return _evaluate(score, chunk_vectors, query_vectors, questions, spans, k)
+
+
+def evaluate_ignoring_the_corpus(chunk_vectors, query_vectors, questions, spans, k=5):  # offsets of any corpus
+    return _evaluate(lambda q, retrieved: _scores([("", s, e) for _, s, e in retrieved], _refs(q, corpus=False)),
+                     chunk_vectors, query_vectors, questions, spans, k)
+
+
+def evaluate_averaging_over_chunks(chunk_vectors, query_vectors, questions, spans, k=5):  # each chunk scored alone
+    return _evaluate(lambda q, retrieved: np.mean([_scores([c], _refs(q)) for c in retrieved], axis=0).tolist(),
+                     chunk_vectors, query_vectors, questions, spans, k)
+
+
+def evaluate_first_hit_only(chunk_vectors, query_vectors, questions, spans, k=5):  # the best chunk alone
+    return _evaluate(lambda q, retrieved: _scores(retrieved[:1], _refs(q)), chunk_vectors, query_vectors,
+                     questions, spans, k)
+
+
+@pytest.mark.parametrize("right", [top_k_library, top_k_sorted], ids=lambda f: f.__name__)
+def test_c_accepts_a_right_top_k(nb08, right):
+    accepts(nb08, "Exercise 8.1", BENCHMARK, top_k=right)  # the reference my_evaluate calls it
+
+
+def test_c_accepts_the_library_loop_and_a_loop_over_character_sets(nb08):
+    accepts(nb08, "Exercise 8.1", BENCHMARK, my_evaluate=evaluate_library)
+    accepts(nb08, "Exercise 8.1", BENCHMARK, my_evaluate=evaluate_own_chars)
+
+
+@pytest.mark.parametrize("wrong", [top_k_smallest, top_k_ties_reversed, top_k_one_more, top_k_skips_the_best],
+                         ids=lambda f: f.__name__)
+def test_c_rejects_a_wrong_top_k(nb08, wrong):
+    assert "my_evaluate" in rejects(nb08, "Exercise 8.1", BENCHMARK, top_k=wrong)
+
+
+@pytest.mark.parametrize("wrong", [evaluate_ignoring_the_corpus, evaluate_averaging_over_chunks,
+                                   evaluate_first_hit_only], ids=lambda f: f.__name__)
+def test_c_rejects_a_wrong_loop(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", BENCHMARK, my_evaluate=wrong)
+
+
+def evaluate_one_more(chunk_vectors, query_vectors, questions, spans, k=5):  # k + 1 chunks per question
+    return evaluate_library(chunk_vectors, query_vectors, questions, spans, k + 1)
+
+
+def evaluate_one_less(chunk_vectors, query_vectors, questions, spans, k=5):  # k - 1 chunks (at least one)
+    return evaluate_library(chunk_vectors, query_vectors, questions, spans, max(k - 1, 1))
+
+
+@pytest.mark.parametrize("wrong", [evaluate_one_more, evaluate_one_less], ids=lambda f: f.__name__)
+def test_c_rejects_a_loop_with_k_off_by_one(nb08, wrong):
+    assert wrong.__name__ in rejects(nb08, "Exercise 8.1", BENCHMARK, my_evaluate=wrong)
 
 
 # --- 8.2 (a): resample_means ------------------------------------------------------------------------------
