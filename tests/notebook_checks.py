@@ -59,6 +59,31 @@ class Notebook:
         plt.close("all")
         return out.getvalue()
 
+    def parts(self, exercise: str) -> list[edition.Exercise]:
+        """An exercise's parts in notebook order: each of its solution cells with its self-check cell."""
+        return [e for e in edition.find_exercises(self.notebook) if e.name == exercise]
+
+    def run_part(self, exercise: str, part: int, *, again: tuple[str, ...] | None = None,
+                 before: tuple[str, ...] = (), **learner) -> tuple[str, dict]:
+        """Run one part's self-check cell with the learner's definitions in place; return what it printed and
+        the namespace it ran in. In a copy of the notebook's namespace the given cells `before` (ids) run first,
+        then the solution cells of the exercises named in `again` (by default this exercise), so that a replaced
+        function is the one the other parts call."""
+        namespace = dict(self.ns)
+        by_id = {cell.get("id"): cell for cell in self.notebook.cells}
+        with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
+            for cell_id in before:
+                exec(by_id[cell_id].source, namespace)
+            for name in (exercise,) if again is None else again:
+                for solved in self.parts(name):
+                    exec(self.notebook.cells[solved.solution].source, namespace)
+        namespace.update(learner)
+        out = io.StringIO()
+        with in_notebooks(), contextlib.redirect_stdout(out):
+            exec(self.notebook.cells[self.parts(exercise)[part].check].source, namespace)
+        plt.close("all")
+        return out.getvalue(), namespace
+
     def reference(self, exercise: str) -> dict:
         """What the exercise's solution cell defines, from the notebook's reference solution."""
         namespace = dict(self.ns)

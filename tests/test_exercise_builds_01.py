@@ -15,23 +15,21 @@ in tests/test_exercise_checks_00_02_07_12.py stay there.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
+import pytest
+from notebook_checks import Notebook
 
-from course_lib import exercises  # noqa: E402
-from course_lib.chunking import markdown_chunks, recursive_chunks  # noqa: E402
-from course_lib.exercises import SelfCheckError  # noqa: E402
-from course_lib.spans import Chunk  # noqa: E402
-from course_lib.tokens import count_tokens  # noqa: E402
-from notebook_checks import Notebook, in_notebooks  # noqa: E402
-from scripts import build_student_edition as edition  # noqa: E402
+from course_lib import exercises
+from course_lib.chunking import markdown_chunks, recursive_chunks
+from course_lib.exercises import SelfCheckError
+from course_lib.spans import Chunk
+from course_lib.tokens import count_tokens
+from scripts import build_student_edition as edition
 
 FITS, INPUT, PREFIX, TOKEN = range(4)  # Exercise 1.1's parts, in notebook order
 RANK, DESIGN, CHOOSE = range(3)  # Exercise 1.2's parts
@@ -51,20 +49,12 @@ def nb01():
 
 
 def _parts(nb: Notebook, name: str) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == name]
+    return nb.parts(name)
 
 
 def run_part(nb: Notebook, name: str, part: int, **learner) -> str:
     """Run one part's check cell with the learner's functions in place; return what it printed."""
-    namespace = dict(nb.ns)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for exercise in _parts(nb, name):
-            exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb, name)[part].check].source, namespace)
-    return out.getvalue()
+    return nb.run_part(name, part, **learner)[0]
 
 
 def accepts(nb: Notebook, name: str, part: int, **learner) -> None:

@@ -21,14 +21,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
+from notebook_checks import Notebook
 
-from course_lib import exercises  # noqa: E402
-from course_lib.exercises import SelfCheckError  # noqa: E402
-from course_lib.tokens import count_tokens, get_encoding  # noqa: E402
-from notebook_checks import Notebook, in_notebooks  # noqa: E402
-from scripts import build_student_edition as edition  # noqa: E402
+from course_lib import exercises
+from course_lib.exercises import SelfCheckError
+from course_lib.tokens import count_tokens, get_encoding
+from scripts import build_student_edition as edition
 
 NAME = "Exercise 2.1"
 RATIO, SHORTFALL = range(2)  # the parts, in notebook order: (a), (b)
@@ -51,20 +51,12 @@ def first_try():
 
 
 def _parts(nb: Notebook) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == NAME]
+    return nb.parts(NAME)
 
 
 def run_part(nb: Notebook, part: int, **learner) -> tuple[str, dict]:
     """Run one part's check cell with the learner's functions in place; return what it printed and the namespace."""
-    namespace = dict(nb.ns)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for exercise in _parts(nb):
-            exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb)[part].check].source, namespace)
-    return out.getvalue(), namespace
+    return nb.run_part(NAME, part, **learner)
 
 
 def accepts(nb: Notebook, part: int, **learner) -> str:

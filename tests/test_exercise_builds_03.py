@@ -11,14 +11,12 @@ must accept. The four parts share one heading, so a part is picked by its place 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import pytest
+from notebook_checks import Notebook
 
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 NAME = "Exercise 3.1"
@@ -32,28 +30,20 @@ def nb03():
 
 
 def _parts(nb: Notebook) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == NAME]
+    return nb.parts(NAME)
 
 
-def _run(nb: Notebook, check: int, learner: dict) -> str:
+def _run(nb: Notebook, name: str, part: int, learner: dict) -> str:
     """Run a check cell after every solution cell of the notebook, with the learner's definitions in place."""
-    namespace = dict(nb.ns)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for exercise in edition.find_exercises(nb.notebook):
-            exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[check].source, namespace)
-    return out.getvalue()
+    return nb.run_part(name, part, again=tuple(nb.exercises), **learner)[0]
 
 
 def run_part(nb: Notebook, part: int, **learner) -> str:
-    return _run(nb, _parts(nb)[part].check, learner)
+    return _run(nb, NAME, part, learner)
 
 
 def run_3_2(nb: Notebook, **learner) -> str:
-    return _run(nb, nb.exercises["Exercise 3.2"].check, learner)
+    return _run(nb, "Exercise 3.2", 0, learner)
 
 
 def reference(nb: Notebook, solution: int) -> dict:

@@ -15,9 +15,9 @@ import io
 import itertools
 
 import pytest
+from notebook_checks import Notebook, in_notebooks
 
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 
 NAME = "Exercise 4.1"
 CELLS = ["488b7894", "5240180c", "ex41-a-sol", "ex41-a-check", "ef7374fd", "ex41-strip-check", "tokens-given",

@@ -10,18 +10,16 @@ learner's function calls the reference `token_span`, `pool` and `plan_windows`.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import numpy as np
 import pytest
 import torch
+from notebook_checks import Notebook, in_notebooks
 
 from course_lib import late
 from course_lib.exercise_hints import HINTS
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 NAME = "06_late_chunking_xr12.ipynb"
@@ -34,21 +32,12 @@ def nb06():
 
 
 def _parts(nb: Notebook, name: str) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == name]
+    return nb.parts(name)
 
 
 def run_part(nb: Notebook, part: tuple[str, int], **learner) -> str:
     """Run one part's check cell with the learner's functions in place; return what it printed."""
-    namespace = dict(nb.ns)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for name in ("Exercise 6.1", "Exercise 6.2"):
-            for exercise in _parts(nb, name):
-                exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb, part[0])[part[1]].check].source, namespace)
-    return out.getvalue()
+    return nb.run_part(*part, again=("Exercise 6.1", "Exercise 6.2"), **learner)[0]
 
 
 def accepts(nb: Notebook, part: tuple[str, int], **learner) -> None:

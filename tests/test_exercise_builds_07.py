@@ -19,9 +19,9 @@ import io
 import re
 
 import pytest
+from notebook_checks import Notebook, in_notebooks
 
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 SETUP, SPANS = "10bd337c", "4e65fe2a"  # the set-up cell; 7.5 (a)'s solution cell, which later cells use

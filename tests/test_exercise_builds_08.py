@@ -13,18 +13,15 @@ tests/test_exercise_checks_08.py.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import re
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from notebook_checks import Notebook
 
 from course_lib import evaluation, stats
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 RANKING, SPANS, BENCHMARK = range(3)  # the parts of Exercise 8.1
@@ -40,24 +37,13 @@ def nb08():
 
 
 def _parts(nb: Notebook, name: str) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == name]
+    return nb.parts(name)
 
 
 def run_part(nb: Notebook, name: str, part: int, **learner) -> str:
-    """Run one part's check cell with the learner's functions in place; return what it printed."""
-    namespace = dict(nb.ns)
-    by_id = {cell.get("id"): cell for cell in nb.notebook.cells}
-    with in_notebooks(), contextlib.redirect_stdout(io.StringIO()):
-        for cell_id in CONTEXT[name]:
-            exec(by_id[cell_id].source, namespace)
-        for exercise in _parts(nb, name):  # the reference defined again here, so it calls a replaced helper
-            exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb, name)[part].check].source, namespace)
-    plt.close("all")
-    return out.getvalue()
+    """Run one part's check cell with the learner's functions in place (the exercise's given cells and its
+    reference defined again first, so a reference calls a replaced helper); return what it printed."""
+    return nb.run_part(name, part, before=tuple(CONTEXT[name]), **learner)[0]
 
 
 def accepts(nb: Notebook, name: str, part: int, **learner) -> str:

@@ -16,12 +16,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
+import pytest
+from notebook_checks import Notebook
 
-from course_lib import exercises  # noqa: E402
-from course_lib.chunking import recursive_chunks  # noqa: E402
-from notebook_checks import Notebook  # noqa: E402
-from scripts.build_student_edition import find_exercises  # noqa: E402
+from course_lib import exercises
+from course_lib.chunking import recursive_chunks
+from scripts.build_student_edition import find_exercises
 
 
 @pytest.fixture(autouse=True)

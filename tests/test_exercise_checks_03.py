@@ -13,9 +13,9 @@ import contextlib
 import io
 
 import pytest
+from notebook_checks import Notebook, in_notebooks
 
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 SETUP = "c2c4ec31"  # imports, the policy and the tokenizer

@@ -12,15 +12,13 @@ tests/test_exercise_builds_04.py.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import pytest
 import regex
+from notebook_checks import Notebook
 
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 NAME = "Exercise 4.1"
@@ -33,20 +31,12 @@ def nb04():
 
 
 def _parts(nb: Notebook) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == NAME]
+    return nb.parts(NAME)
 
 
 def run_part(nb: Notebook, part: int, **learner) -> str:
     """Run one part's check cell with the learner's functions in place; return what it printed."""
-    namespace = dict(nb.ns)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for exercise in _parts(nb):
-            exec(nb.notebook.cells[exercise.solution].source, namespace)
-    namespace.update(learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb)[part].check].source, namespace)
-    return out.getvalue()
+    return nb.run_part(NAME, part, **learner)[0]
 
 
 def accepts(nb: Notebook, part: int, **learner) -> None:

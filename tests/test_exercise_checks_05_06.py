@@ -255,7 +255,7 @@ def test_5_2_accepts_the_reference_choice(capsys):
 
 def _largest_by_estimate(T, N, max_vectors):
     """Wrong: uses the estimate T / (N - M) instead of the exact count (fine for long documents only)."""
-    fitting = [M for M in range(N) if T / (N - M) <= max_vectors]
+    fitting = [M for M in range(N) if max_vectors >= T / (N - M)]
     return max(fitting) if fitting else None
 
 

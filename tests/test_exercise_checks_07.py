@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 
 import pytest
-
 from notebook_checks import Notebook
 
 SETUP, DEFINITIONS, MODULES = "10bd337c", "4e65fe2a", "ex75a-check"  # part (a)'s check builds MODULES, used in (b)'s

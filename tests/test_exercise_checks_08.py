@@ -11,18 +11,15 @@ tests/test_exercise_builds_08.py.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from notebook_checks import Notebook
 
 from course_lib import stats
 from course_lib.exercise_hints import HINTS
 from course_lib.exercises import SelfCheckError
-from notebook_checks import Notebook, in_notebooks
 from scripts import build_student_edition as edition
 
 NAME = "Exercise 8.2"
@@ -36,17 +33,12 @@ def nb08():
 
 
 def _parts(nb: Notebook) -> list[edition.Exercise]:
-    return [e for e in edition.find_exercises(nb.notebook) if e.name == NAME]
+    return nb.parts(NAME)
 
 
 def run_part(nb: Notebook, part: int, **learner) -> str:
     """Run one part's check cell with the learner's functions in place; return what it printed."""
-    namespace = dict(nb.ns, **learner)
-    out = io.StringIO()
-    with in_notebooks(), contextlib.redirect_stdout(out):
-        exec(nb.notebook.cells[_parts(nb)[part].check].source, namespace)
-    plt.close("all")
-    return out.getvalue()
+    return nb.run_part(NAME, part, again=(), **learner)[0]
 
 
 def accepts(nb: Notebook, part: int, **learner) -> str:
