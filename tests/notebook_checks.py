@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -83,6 +84,21 @@ class Notebook:
             exec(self.notebook.cells[self.parts(exercise)[part].check].source, namespace)
         plt.close("all")
         return out.getvalue(), namespace
+
+    def accepts_part(self, exercise: str, part: int, **kwargs) -> str:
+        """Run one part's check as `run_part` does and assert that every self-check in it passed; return what it
+        printed."""
+        printed = self.run_part(exercise, part, **kwargs)[0]
+        source = self.notebook.cells[self.parts(exercise)[part].check].source
+        checks = len(re.findall(r"\bcheck_(?:function|problems)\(", source))
+        assert printed.count(f"✓ {exercise}") == checks and "not solved" not in printed, printed
+        return printed
+
+    def rejects_part(self, exercise: str, part: int, **kwargs) -> str:
+        """Run one part's check as `run_part` does, expect a SelfCheckError and return its message."""
+        with pytest.raises(SelfCheckError) as caught:
+            self.run_part(exercise, part, **kwargs)
+        return str(caught.value)
 
     def reference(self, exercise: str) -> dict:
         """What the exercise's solution cell defines, from the notebook's reference solution."""

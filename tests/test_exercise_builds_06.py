@@ -10,6 +10,7 @@ learner's function calls the reference `token_span`, `pool` and `plan_windows`.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -196,7 +197,7 @@ def test_6_1c_cases_hold_the_edge_cases(nb06):
     assert any(spans == [(0, len(text))] for text, spans in layouts), "the whole text as one chunk"
     assert any(len(spans) == 1 and re.fullmatch(r"\w+", text[slice(*spans[0])]) for text, spans in layouts), "one word"
     tiled = [(t, s) for t, s in layouts if len(s) > 5]
-    assert tiled and all(a[1] <= b[0] for _, s in tiled for a, b in zip(s, s[1:])), "adjacent chunks"
+    assert tiled and all(a[1] <= b[0] for _, s in tiled for a, b in itertools.pairwise(s)), "adjacent chunks"
     inside_words = 0
     for text, spans in tiled:
         offsets = late.tokenize_document(model, text).offsets
