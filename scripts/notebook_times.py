@@ -1,24 +1,34 @@
 """Each notebook's time, computed by one rule at a learner's pace and written wherever the course states it.
 
-The rule: prose at 130 words a minute, code at 15 non-blank lines a minute (cells tagged `guard`, which
-keep the prose true, are not counted), 15 minutes an exercise (`### Exercise N.k`), one minute a question
-of a "Check your understanding" section (its numbered items), plus the run time measured at the last
-execution; the sum is rounded to 5 minutes. A section headed "Extra practice" (to the next heading of the
-same or a higher level) is homework: its prose, code and exercises are not counted. Every place states the
-same single figure: the header's "**Time:** about 1 h 40 min" ("about 45 min" under an hour), notebook 00's
-map, the README's map and the instructor guide's tables; the guide also gives the breakdown (words / code
-lines / exercises / questions, the run time and the minutes). The headers' "Runs in" phrase and the guide's
-"runs in" column state the measured run time (to 5 seconds, or to the minute from 100 seconds). Run times
-live in `notebooks/run_times.json`, written by `--measure` (and by `record_run_time`, for scripts that
-execute notebooks). The caps: the core (00-08) at most 12 hours, each core notebook at most 100 minutes.
+Two figures a notebook, both at the paces below (the guide, `docs/INSTRUCTOR.md`, states them as assumptions):
+- **read and run**: prose at `WORDS_PER_MINUTE`, every code line read at `CODE_LINES_PER_MINUTE` (the
+  solutions included), the printed output read at `OUTPUT_LINES_PER_MINUTE` (stream and `text/plain` lines;
+  an HTML table counts its rows), `QUESTION_MINUTES` a "Check your understanding" question, and the run time
+  measured at the last execution;
+- **build**: the same, except that the learner's lines (inside `# BEGIN SOLUTION` ... `# END SOLUTION`) are
+  written rather than read: each exercise part (a solution cell and its self-check) costs `PART_MINUTES` plus
+  `LEARNER_LINE_MINUTES` a learner line, and each `### Exercise N.k` heading at least `MIN_EXERCISE_MINUTES`.
+Cells tagged `guard` (hidden checks that keep the prose true) are not counted, nor anything under an "Extra
+practice" heading (homework, up to the next heading of the same or a higher level). Each figure is rounded to
+5 minutes. A notebook whose build time passes `SITTING_CAP_MINUTES` is cut into sittings by headings
+"Sitting N: ..."; each sitting's build time is stated in the header and none may pass the cap. The core
+(00-08) is capped at `CORE_BUILD_CAP_MINUTES` to build and `CORE_READ_CAP_MINUTES` to read and run.
 
-Usage:
-  python scripts/notebook_times.py                  each notebook's minutes, the core's total, the caps, and
-                                                    every place whose stated time disagrees (exit 1)
-  python scripts/notebook_times.py --check-caps     only the caps (exit 1 when the core is over them)
-  python scripts/notebook_times.py --write          write the headers' Time lines, notebook 00's map,
-                                                    the README's map and the instructor guide's tables
-  python scripts/notebook_times.py --measure [NB..] execute notebooks in memory (the files are not
+Every place states the same figures: the header's "**Time:** about 1 h 40 min to build, 55 min to read and
+run.", notebook 00's map, the README's map and the instructor guide's table (its "read and run" and "build"
+columns, and a "core (00-08)" row with the totals); the guide also gives the counts. The guide's prose may not
+state a self-study time of its own (`stale_guide_sentences`). The headers' "Runs in" phrase and the guide's
+"runs in" column state the measured run time (to 5 seconds, or to the minute from 100 seconds). Run times live
+in `notebooks/run_times.json`, written by `--measure` (and by `record_run_time`, for scripts that execute
+notebooks).
+
+Usage (from the repository root):
+  python -m scripts.notebook_times                  each notebook's counts and figures, the core's totals, the
+                                                    caps, and every place whose stated time disagrees (exit 1)
+  python -m scripts.notebook_times --check-caps     only the caps (exit 1 when the core is over them)
+  python -m scripts.notebook_times --write          write the headers' Time lines, notebook 00's map,
+                                                    the README's map and the instructor guide's table
+  python -m scripts.notebook_times --measure [NB..] execute notebooks in memory (the files are not
                                                     changed) and store their run times
   --root DIR                                        work on another checkout (a temporary copy, say)
 Rows a person must write (a new notebook's line in a map) are reported, never invented.
@@ -35,32 +45,36 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-if not __package__:  # run as `python scripts/notebook_times.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from scripts.project import NOTEBOOKS, ROOT, course_notebooks
 
-WORDS_PER_MINUTE = 130
-CODE_LINES_PER_MINUTE = 15
-EXERCISE_MINUTES = 15
-QUESTION_MINUTES = 1
+# The paces: assumptions, to be calibrated by timing learners (the guide says so).
+WORDS_PER_MINUTE = 130  # prose dense with numbers
+CODE_LINES_PER_MINUTE = 15  # given code read (and, on the read-and-run path, the solutions too)
+OUTPUT_LINES_PER_MINUTE = 10  # printed output read to follow the prose
+QUESTION_MINUTES = 1  # a "Check your understanding" question
+PART_MINUTES = 3  # an exercise part: read its specification, run its check
+LEARNER_LINE_MINUTES = 2.2  # a line the learner writes: 2.5 for algorithm lines, 1.5 for formulas, averaged
+MIN_EXERCISE_MINUTES = 10  # an exercise heading, however little it asks
+SITTING_CAP_MINUTES = 120  # a sitting's build time
+CORE_BUILD_CAP_MINUTES = 20 * 60
+CORE_READ_CAP_MINUTES = 10 * 60
 GUARD_TAG = "guard"
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 CORE = tuple(f"{n:02d}" for n in range(9))  # 00-08
-CORE_CAP_MINUTES = 12 * 60
-NOTEBOOK_CAP_MINUTES = 100
 NOTEBOOKS_DIR = NOTEBOOKS
 RUN_TIMES = NOTEBOOKS / "run_times.json"
 README = ROOT / "README.md"
 INSTRUCTOR = ROOT / "docs" / "INSTRUCTOR.md"
 MAP_NOTEBOOK = "00"
-COUNTS_COLUMN = "words / code lines / exercises"  # a header cell starting so holds the breakdown's counts
-COUNTS_HEADER = "words / code lines / exercises / questions"
-GUIDE_TIME_COLUMN = "time (self-study)"
+READ_COLUMN = "read and run"  # the maps' and the guide's two time columns (header cells starting so)
+BUILD_COLUMN = "build"
+COUNTS_COLUMN = "words / given / learner / output lines / parts / questions"  # the guide's counts
 
 _EXERCISE = re.compile(r"^###\s+Exercise\s+\d+\.\d+", re.MULTILINE)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _EXTRA = re.compile(r"\bextra practice\b", re.IGNORECASE)
 _CHECK = re.compile(r"\bcheck your understanding\b", re.IGNORECASE)
+_SITTING = re.compile(r"^sitting\s+(\d+)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"^\d+[.)]\s+\S")  # a numbered item, not indented
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # a table cell holding only a stated time ("| 1 h 15 min |"): not prose, so writing it changes no count
@@ -69,40 +83,75 @@ _TIME_CELL = re.compile(r"\|[ \t]*(?:about[ \t]+)?\d+[ \t]*(?:h|min)(?:[ \t]+\d+
 _TIME_SENTENCE = re.compile(r"\*\*Time:?\*\*:?.*?(?=\s*\*\*Runs in|\n\n|\Z)", re.DOTALL)
 # the header's Runs-in phrase: what follows "**Runs in**" up to "on 2 CPU cores"
 _RUNS_IN = re.compile(r"(?P<lead>\*\*Runs in:?\*\*:?\s*)(?P<text>.*?)(?=\s+on\s+2\s+CPU)", re.DOTALL)
+_TIME_PHRASE = r"\d+\s*(?:h|hours?|min|minutes)\b(?:\s*\d+\s*min)?"
+# a sentence of the guide's prose that states a self-study time of its own
+_STALE = re.compile(rf"[^.\n]*(?:self-study|a weekend|to build|to read and run)[^.\n]*\b{_TIME_PHRASE}[^.\n]*"
+                    rf"|[^.\n]*\b{_TIME_PHRASE}[^.\n]*(?:self-study|a weekend|to build|to read and run)[^.\n]*",
+                    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class NotebookTime:
-    """The counts of one notebook and the time the rule gives it."""
+    """The counts of one notebook (or one of its sittings) and the two figures the rule gives it."""
 
     number: str
     name: str
-    words: int
-    code_lines: int
-    exercises: int
-    run_seconds: float | None
+    words: int = 0
+    code_lines: int = 0  # every counted code line, the learner's included
+    learner_lines: int = 0  # lines inside the solution blocks
+    output_lines: int = 0
     questions: int = 0
+    exercises: tuple[tuple[int, ...], ...] = ()  # per exercise heading, the learner lines of each part
+    run_seconds: float | None = None
+    sittings: tuple[NotebookTime, ...] = ()  # the sittings' own counts, when the notebook has sittings
+
+    def _common(self) -> float:
+        return (self.words / WORDS_PER_MINUTE + self.output_lines / OUTPUT_LINES_PER_MINUTE
+                + QUESTION_MINUTES * self.questions + (self.run_seconds or 0.0) / 60)
 
     @property
-    def exact_minutes(self) -> float:
-        """Reading, code, exercises, questions and running, unrounded."""
-        return (self.words / WORDS_PER_MINUTE + self.code_lines / CODE_LINES_PER_MINUTE
-                + EXERCISE_MINUTES * self.exercises + QUESTION_MINUTES * self.questions
-                + (self.run_seconds or 0.0) / 60)
+    def exercise_minutes(self) -> float:
+        """What the exercises cost to write: per heading, its parts and lines, at least the minimum."""
+        return sum(max(MIN_EXERCISE_MINUTES, sum(PART_MINUTES + LEARNER_LINE_MINUTES * n for n in parts))
+                   for parts in self.exercises)
 
     @property
-    def minutes(self) -> int:
-        """The stated time: the rule's minutes to the nearest 5 (at least 5)."""
-        return max(5, 5 * round(self.exact_minutes / 5))
+    def exact_read(self) -> float:
+        """Read and run, unrounded: prose, every code line, output, questions and the run time."""
+        return self._common() + self.code_lines / CODE_LINES_PER_MINUTE
+
+    @property
+    def exact_build(self) -> float:
+        """Build, unrounded: as read and run, with the learner's lines written instead of read."""
+        return (self._common() + (self.code_lines - self.learner_lines) / CODE_LINES_PER_MINUTE
+                + self.exercise_minutes)
+
+    @property
+    def read_minutes(self) -> int:
+        return _round5(self.exact_read)
+
+    @property
+    def build_minutes(self) -> int:
+        return _round5(self.exact_build)
+
+    @property
+    def parts(self) -> int:
+        return sum(len(p) for p in self.exercises)
 
     @property
     def counts(self) -> str:
-        """Words, code lines, exercises and questions as the guide's table gives them: '3,685 / 373 / 2 / 4'."""
-        return f"{self.words:,} / {self.code_lines} / {self.exercises} / {self.questions}"
+        """The guide's counts: words / given code lines / learner lines / output lines / parts / questions."""
+        return (f"{self.words:,} / {self.code_lines - self.learner_lines} / {self.learner_lines} / "
+                f"{self.output_lines} / {self.parts} / {self.questions}")
 
     @property
     def core(self) -> bool:
         return self.number in CORE
+
+
+def _round5(minutes: float) -> int:
+    """Minutes to the nearest 5 (at least 5)."""
+    return max(5, 5 * round(minutes / 5))
 
 
 def time_phrase(minutes: int) -> str:
@@ -149,16 +198,34 @@ def _is_guard(cell: dict) -> bool:
     return GUARD_TAG in cell.get("metadata", {}).get("tags", [])
 
 
+def _is_solution(cell: dict) -> bool:
+    return "solution" in cell.get("metadata", {}).get("tags", [])
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A cell, or the part of a Markdown cell between two headings, with where it lies."""
+
+    cell: dict
+    text: str
+    in_extra: bool
+    in_check: bool
+    sitting: int  # 1 until the first "Sitting N" heading
+    heading: str | None  # the heading that opens this piece, if any
+
+
 def _sections(cells: list[dict]):
-    """Each cell split into pieces, with whether a piece lies in "Extra practice" and in "Check your
-    understanding": yields (cell, text, in_extra, in_check). A section runs from its heading to the next
-    heading of the same or a higher level (headings inside code fences are not headings)."""
+    """Each cell split into pieces at its headings, with whether a piece lies in "Extra practice", in "Check
+    your understanding", and in which sitting. A section runs from its heading to the next heading of the same
+    or a higher level (headings inside code fences are not headings)."""
     extra = check = None  # the level of the open section's heading, or None
+    sitting = 1
     for cell in cells:
         if cell["cell_type"] != "markdown":
-            yield cell, _source(cell), extra is not None, check is not None
+            yield _Piece(cell, _source(cell), extra is not None, check is not None, sitting, None)
             continue
         piece: list[str] = []
+        opened: str | None = None
         fenced = False
         for line in _source(cell).split("\n"):
             heading = None if fenced else _HEADING.match(line)
@@ -166,20 +233,23 @@ def _sections(cells: list[dict]):
                 fenced = not fenced
             if heading:
                 if piece:
-                    yield cell, "\n".join(piece), extra is not None, check is not None
+                    yield _Piece(cell, "\n".join(piece), extra is not None, check is not None, sitting, opened)
                     piece = []
-                level = len(heading.group(1))
+                level, title = len(heading.group(1)), heading.group(2)
                 if extra is not None and level <= extra:
                     extra = None
                 if check is not None and level <= check:
                     check = None
-                if _EXTRA.search(heading.group(2)):
+                if _EXTRA.search(title):
                     extra = level
-                elif _CHECK.search(heading.group(2)):
+                elif _CHECK.search(title):
                     check = level
+                if (number := _SITTING.match(title)) and extra is None:
+                    sitting = int(number.group(1))
+                opened = title
             piece.append(line)
         if piece:
-            yield cell, "\n".join(piece), extra is not None, check is not None
+            yield _Piece(cell, "\n".join(piece), extra is not None, check is not None, sitting, opened)
 
 
 def _questions(text: str) -> int:
@@ -195,31 +265,98 @@ def _questions(text: str) -> int:
     return n
 
 
-def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
-    """Count a notebook's prose words, non-blank code lines (not `guard` cells), exercises and
-    "Check your understanding" questions, leaving out an "Extra practice" section; attach its run time."""
-    cells = _cells(path)
+def solution_lines(source: str) -> int:
+    """Non-blank lines inside the cell's solution blocks, the markers excluded."""
+    inside, n = False, 0
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == BEGIN:
+            inside = True
+        elif marker == END:
+            inside = False
+        elif inside and marker:
+            n += 1
+    return n
+
+
+def _text_lines(value) -> int:
+    text = value if isinstance(value, str) else "".join(value)
+    return len(text.rstrip("\n").split("\n")) if text.strip() else 0
+
+
+def output_lines(cell: dict) -> int:
+    """Lines of a code cell's printed output: stream and `text/plain` lines; an HTML table counts its rows."""
+    n = 0
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            n += _text_lines(output.get("text", ""))
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            html = data.get("text/html", "")
+            html = html if isinstance(html, str) else "".join(html)
+            if "<tr" in html:
+                n += html.count("<tr")
+            elif "text/plain" in data and not any(k.startswith("image/") for k in data):
+                n += _text_lines(data["text/plain"])
+    return n
+
+
+def _strip_header(cells: list[dict]) -> list[dict]:
+    """The cells with the header's Time sentence and Runs-in phrase left out, so writing them changes no count."""
+    cells = list(cells)
     first = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"), None)
-    if first is not None:  # the Time sentence and the run time are not counted, so writing them changes no count
+    if first is not None:
         header = _TIME_SENTENCE.sub("", _source(cells[first]), count=1)
         cells[first] = dict(cells[first], source=_RUNS_IN.sub(lambda m: m.group("lead"), header, count=1))
-    words = code_lines = exercises = questions = 0
-    for cell, text, in_extra, in_check in _sections(cells):
-        if in_extra:
+    return cells
+
+
+def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
+    """Count a notebook's prose words, code lines (not `guard` cells), learner lines, output lines, exercise
+    parts and "Check your understanding" questions, leaving out an "Extra practice" section, per sitting;
+    attach its run time (to the first sitting)."""
+    number, name = Path(path).name[:2], Path(path).name
+    tallies: dict[int, dict] = {}
+    for piece in _sections(_strip_header(_cells(path))):
+        if piece.in_extra:
             continue
+        t = tallies.setdefault(piece.sitting, {"words": 0, "code_lines": 0, "learner_lines": 0, "output_lines": 0,
+                                               "questions": 0, "exercises": []})
+        cell = piece.cell
         if cell["cell_type"] == "code":
-            if not _is_guard(cell):
-                code_lines += sum(1 for line in text.splitlines() if line.strip())
+            if _is_guard(cell):
+                continue
+            t["code_lines"] += sum(1 for line in piece.text.splitlines() if line.strip())
+            t["output_lines"] += output_lines(cell)
+            if _is_solution(cell):
+                lines = solution_lines(piece.text)
+                t["learner_lines"] += lines
+                if not t["exercises"]:
+                    raise ValueError(f"{name}: a solution cell in sitting {piece.sitting} has no exercise heading "
+                                     "before it in that sitting: put the Sitting heading before the exercise")
+                t["exercises"][-1].append(lines)
             continue
         if cell["cell_type"] != "markdown":
             continue
-        words += len(_TIME_CELL.sub("|", text).split())
-        exercises += len(_EXERCISE.findall(text))
-        if in_check:
-            questions += _questions(text)
-    run = (load_run_times() if run_times is None else run_times).get(Path(path).name)
-    return NotebookTime(number=Path(path).name[:2], name=Path(path).name, words=words, code_lines=code_lines,
-                        exercises=exercises, run_seconds=run["seconds"] if run else None, questions=questions)
+        t["words"] += len(_TIME_CELL.sub("|", piece.text).split())
+        t["exercises"] += [[] for _ in _EXERCISE.findall(piece.text)]
+        if piece.in_check:
+            t["questions"] += _questions(piece.text)
+    run = (load_run_times() if run_times is None else run_times).get(name)
+    seconds = run["seconds"] if run else None
+    sittings = tuple(NotebookTime(number, name, **dict(t, exercises=tuple(tuple(p) for p in t["exercises"])),
+                                  run_seconds=seconds if i == 0 else None)
+                     for i, (_, t) in enumerate(sorted(tallies.items())))
+    if not sittings:
+        return NotebookTime(number, name, run_seconds=seconds)
+    whole = NotebookTime(number, name, words=sum(s.words for s in sittings),
+                         code_lines=sum(s.code_lines for s in sittings),
+                         learner_lines=sum(s.learner_lines for s in sittings),
+                         output_lines=sum(s.output_lines for s in sittings),
+                         questions=sum(s.questions for s in sittings),
+                         exercises=tuple(p for s in sittings for p in s.exercises), run_seconds=seconds,
+                         sittings=sittings if len(sittings) > 1 else ())
+    return whole
 
 
 def parse_minutes(text: str) -> int | None:
@@ -237,10 +374,17 @@ def parse_minutes(text: str) -> int | None:
     return total
 
 
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
 def time_sentence(t: NotebookTime) -> str:
-    """The header's generated Time sentence: one figure ('**Time:** about 1 h 40 min.'); the guide's
-    table gives its breakdown."""
-    return f"**Time:** about {time_phrase(t.minutes)}."
+    """The header's generated Time sentence: the build figure (with its sittings) and the read-and-run figure."""
+    sittings = ""
+    if t.sittings:
+        each = ", ".join(time_phrase(s.build_minutes) for s in t.sittings)
+        sittings = f" in {_WORDS.get(len(t.sittings), len(t.sittings))} sittings ({each})"
+    return (f"**Time:** about {time_phrase(t.build_minutes)} to build{sittings}, "
+            f"{time_phrase(t.read_minutes)} to read and run.")
 
 
 def run_phrase(seconds: float, short: bool = False) -> str:
@@ -252,40 +396,41 @@ def run_phrase(seconds: float, short: bool = False) -> str:
     return f"~{n} min" if short else f"about {n} minutes"
 
 
+def _header(path: Path) -> str:
+    return next(_source(c) for c in _cells(path) if c["cell_type"] == "markdown")
+
+
 def stated_runs_in(path: Path) -> str | None:
     """The header's Runs-in phrase ('about 15 seconds'), or None when the header has none."""
     match = _RUNS_IN.search(_header(path))
     return " ".join(match.group("text").split()) if match else None
 
 
-def _header(path: Path) -> str:
-    return next(_source(c) for c in _cells(path) if c["cell_type"] == "markdown")
-
-
-def stated_header(path: Path) -> int | None:
-    """The minutes the notebook's header states."""
+def stated_sentence(path: Path) -> str | None:
+    """The header's Time sentence, or None when it has none."""
     match = _TIME_SENTENCE.search(_header(path))
-    return parse_minutes(re.sub(r"^\*\*Time:?\*\*:?", "", match.group(0)).split(":")[0]) if match else None
+    return " ".join(match.group(0).split()) if match else None
+
+
+_ROW = re.compile(r"\[?\**(?:(\d\d)\b|(core)\b)", re.IGNORECASE)
 
 
 def _table_rows(text: str, column: str) -> dict[str, tuple[int, int]]:
-    """In every Markdown table of `text` with a header cell starting with `column`:
-    notebook number -> (line index, column index) of that cell."""
-    lines = text.split("\n")
+    """In every Markdown table of `text` with a header cell starting with `column`: notebook number (or
+    "core" for a row starting so) -> (line index, column index) of that cell."""
     rows: dict[str, tuple[int, int]] = {}
     index = None
-    for i, line in enumerate(lines):
+    for i, line in enumerate(text.split("\n")):
         if not line.startswith("|"):
             index = None
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if index is None:
-            heads = [c.lower() for c in cells]
-            index = next((j for j, c in enumerate(heads) if c.startswith(column)), -1)
+            index = next((j for j, c in enumerate(cells) if c.lower().startswith(column)), -1)
             continue
-        first = re.match(r"\[?\**(\d\d)\b", cells[0])
+        first = _ROW.match(cells[0])
         if index >= 0 and first and index < len(cells):
-            rows[first.group(1)] = (i, index)
+            rows[(first.group(1) or first.group(2)).lower()] = (i, index)
     return rows
 
 
@@ -299,19 +444,19 @@ def _set_cell(text: str, where: tuple[int, int], value: str, keep_note: bool = T
     line, column = where
     cells = [c.strip() for c in lines[line].strip().strip("|").split("|")]
     old = cells[column]
-    m = re.match(r"\s*\d+\s*(?:h|min)(?:\s*\d+\s*min)?", old)
+    m = re.match(r"\s*\**\d+\s*(?:h|min)(?:\s*\d+\s*min)?\**", old)
     note = old[len(m.group(0)):] if keep_note and m else ""
-    cells[column] = value + note
+    bold = "**" if old.startswith("**") else ""
+    cells[column] = bold + value + bold + note
     lines[line] = "| " + " | ".join(cells) + " |"
     return "\n".join(lines)
 
 
-# The places that state times: name -> (how to read the text, the column, which notebooks it lists)
 def _places(notebooks: list[Path]) -> dict[str, tuple]:
+    """The places that state times: name -> (the file, whether it is notebook 00's map)."""
     map_nb = next((p for p in notebooks if p.name.startswith(MAP_NOTEBOOK + "_")), None)
-    return {"README.md": (README, "time", False),
-            "docs/INSTRUCTOR.md": (INSTRUCTOR, GUIDE_TIME_COLUMN, False),
-            f"{map_nb.name if map_nb else MAP_NOTEBOOK} map": (map_nb, "time", True)}
+    return {"README.md": (README, False), "docs/INSTRUCTOR.md": (INSTRUCTOR, False),
+            f"{map_nb.name if map_nb else MAP_NOTEBOOK} map": (map_nb, True)}
 
 
 def _map_cell(path: Path) -> tuple[int, str] | None:
@@ -319,6 +464,24 @@ def _map_cell(path: Path) -> tuple[int, str] | None:
         if cell["cell_type"] == "markdown" and re.search(r"^##\s.*\bmap\b", _source(cell), re.MULTILINE | re.I):
             return i, _source(cell)
     return None
+
+
+def core_totals(times: list[NotebookTime]) -> tuple[int, int]:
+    """The core's read-and-run and build minutes: the sums of its notebooks' stated figures."""
+    core = [t for t in times if t.core]
+    return sum(t.read_minutes for t in core), sum(t.build_minutes for t in core)
+
+
+def _expected(times: list[NotebookTime]) -> dict[str, tuple[int, int]]:
+    """Row key -> (read-and-run, build) minutes, the core's row included."""
+    return {**{t.number: (t.read_minutes, t.build_minutes) for t in times}, "core": core_totals(times)}
+
+
+def stale_guide_sentences(text: str) -> list[str]:
+    """Sentences of the guide's prose (not its tables) that state a self-study time of their own: the tables'
+    figures are the only ones the rule writes."""
+    prose = "\n".join(line for line in text.split("\n") if not line.startswith("|"))
+    return [" ".join(m.group(0).split()) for m in _STALE.finditer(prose)]
 
 
 def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict] | None = None) -> list[str]:
@@ -331,99 +494,66 @@ def disagreements(notebooks: list[Path] | None = None, run_times: dict[str, dict
         stored = run_times.get(path.name)
         if stored is None:
             problems.append(f"{path.name}: no measured run time "
-                            f"(run scripts/notebook_times.py --measure notebooks/{path.name})")
+                            f"(run python -m scripts.notebook_times --measure notebooks/{path.name})")
         elif stored["code_sha256"] != code_fingerprint(path):
             problems.append(f"{path.name}: run time measured on older code (measure again)")
-        stated = stated_header(path)
-        if stated != t.minutes:
-            problems.append(f"{path.name}: header says {stated} min, the rule gives {t.minutes}")
-        elif (sentence := _TIME_SENTENCE.search(_header(path)).group(0).strip()) != time_sentence(t):
-            problems.append(f"{path.name}: header's Time sentence {sentence[:60]!r}... is not the single figure "
-                            f"{time_sentence(t)!r}")
+        if (stated := stated_sentence(path)) != time_sentence(t):
+            problems.append(f"{path.name}: header says {stated!r}, the rule gives {time_sentence(t)!r}")
         runs_in = stated_runs_in(path)
         if runs_in is None:
             problems.append(f"{path.name}: the header has no '**Runs in** ... on 2 CPU cores' line")
         elif t.run_seconds is not None and runs_in != run_phrase(t.run_seconds):
             problems.append(f"{path.name}: header runs in {runs_in!r}, measured {run_phrase(t.run_seconds)!r}")
-    for place, (source, column, is_map) in _places(notebooks).items():
+    expected = _expected(times)
+    for place, (source, is_map) in _places(notebooks).items():
         if source is None or not Path(source).exists():
             problems.append(f"{place}: not found")
             continue
         text = _map_cell(source)[1] if is_map else Path(source).read_text(encoding="utf-8")
-        rows = _table_rows(text, column)
-        runs, counts = _table_rows(text, "runs in"), _table_rows(text, COUNTS_COLUMN)
-        for t in times:
-            if is_map and t.number == MAP_NOTEBOOK:
+        columns = {READ_COLUMN: _table_rows(text, READ_COLUMN), BUILD_COLUMN: _table_rows(text, BUILD_COLUMN)}
+        runs = _table_rows(text, "runs in")
+        for key, figures in expected.items():
+            if is_map and key == MAP_NOTEBOOK:
                 continue
-            if t.number not in rows:
-                problems.append(f"{place}: no row for {t.name} (write its line; the time is "
-                                f"{time_phrase(t.minutes)})")
-            elif parse_minutes(_cell(text, rows[t.number])) != t.minutes:
-                problems.append(f"{place}: {t.number} says {_cell(text, rows[t.number])!r}, the rule gives "
-                                f"{time_phrase(t.minutes)!r}")
+            for (column, rows), minutes in zip(columns.items(), figures):
+                if key not in rows:
+                    problems.append(f"{place}: no '{column}' cell for {key} (write its row; the figure is "
+                                    f"{time_phrase(minutes)})")
+                elif parse_minutes(_cell(text, rows[key])) != minutes:
+                    problems.append(f"{place}: {key} {column} says {_cell(text, rows[key])!r}, the rule gives "
+                                    f"{time_phrase(minutes)!r}")
+        for t in times:
             if t.number in runs and t.run_seconds is not None and \
                     _cell(text, runs[t.number]) != run_phrase(t.run_seconds, short=True):
                 problems.append(f"{place}: {t.number} runs in {_cell(text, runs[t.number])!r}, measured "
                                 f"{run_phrase(t.run_seconds, short=True)!r}")
-            if t.number in counts and _cell(text, counts[t.number]) != t.counts:
-                problems.append(f"{place}: {t.number} counts {_cell(text, counts[t.number])!r}, the notebook has "
-                                f"{t.counts!r}")
-            elif source == INSTRUCTOR and t.number in rows and t.number not in counts:
-                problems.append(f"{place}: {t.number}'s row has no '{COUNTS_HEADER}' column (--write adds it)")
-        if source == INSTRUCTOR and any(h.lower() == COUNTS_COLUMN for h in _headers(text)):
-            problems.append(f"{place}: the counts column is headed '{COUNTS_COLUMN}', not '{COUNTS_HEADER}'")
+        if source == INSTRUCTOR:
+            counts = _table_rows(text, COUNTS_COLUMN)
+            for t in times:
+                if t.number not in counts:
+                    problems.append(f"{place}: {t.number} has no '{COUNTS_COLUMN}' cell")
+                elif _cell(text, counts[t.number]) != t.counts:
+                    problems.append(f"{place}: {t.number} counts {_cell(text, counts[t.number])!r}, the notebook "
+                                    f"has {t.counts!r}")
+            problems += [f"{place}: a time the rule does not write: {s!r}" for s in stale_guide_sentences(text)]
     return problems
 
 
-def _headers(text: str) -> list[str]:
-    """Every header cell of every Markdown table in `text`."""
-    heads, inside = [], False
-    for line in text.split("\n"):
-        if line.startswith("|") and not inside:
-            heads += [c.strip() for c in line.strip().strip("|").split("|")]
-        inside = line.startswith("|")
-    return heads
-
-
-def _add_counts_column(text: str) -> str:
-    """Give every table with a 'time (self-study)' column the breakdown's counts column, just before it,
-    and the old three-count header its fourth count."""
-    lines = text.split("\n")
-    index = None  # the column to insert at in the current table, or -1 for none
-    for i, line in enumerate(lines):
-        if not line.startswith("|"):
-            index = None
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if index is None:
-            heads = [c.lower() for c in cells]
-            if COUNTS_COLUMN in heads:
-                cells[heads.index(COUNTS_COLUMN)] = COUNTS_HEADER
-                lines[i] = "| " + " | ".join(cells) + " |"
-            has_counts = any(h.startswith(COUNTS_COLUMN) for h in heads)
-            index = next((j for j, h in enumerate(heads) if h.startswith(GUIDE_TIME_COLUMN)), -1)
-            if has_counts or index < 0:
-                index = -1
-                continue
-            value = COUNTS_HEADER
-        else:
-            if index < 0:
-                continue
-            value = "---" if set("".join(cells)) <= set("-:") else ""
-        cells.insert(index, value)
-        lines[i] = "|" + "|".join(cells) + "|" if value == "---" else "| " + " | ".join(cells) + " |"
-    return "\n".join(lines)
-
-
-def _rewrite_tables(text: str, column: str, times: list[NotebookTime]) -> str:
-    rows, runs, counts = _table_rows(text, column), _table_rows(text, "runs in"), _table_rows(text, COUNTS_COLUMN)
+def _rewrite_tables(text: str, times: list[NotebookTime], counts: bool) -> str:
+    expected = _expected(times)
+    for index, column in enumerate((READ_COLUMN, BUILD_COLUMN)):
+        for key, where in _table_rows(text, column).items():
+            if key in expected:
+                text = _set_cell(text, where, time_phrase(expected[key][index]))
+    runs = _table_rows(text, "runs in")
     for t in times:
-        if t.number in counts:
-            text = _set_cell(text, counts[t.number], t.counts, keep_note=False)
-        if t.number in rows:
-            text = _set_cell(text, rows[t.number], time_phrase(t.minutes))
         if t.number in runs and t.run_seconds is not None:
             text = _set_cell(text, runs[t.number], run_phrase(t.run_seconds, short=True), keep_note=False)
+    if counts:
+        rows = _table_rows(text, COUNTS_COLUMN)
+        for t in times:
+            if t.number in rows:
+                text = _set_cell(text, rows[t.number], t.counts, keep_note=False)
     return text
 
 
@@ -439,20 +569,21 @@ def write(notebooks: list[Path] | None = None, run_times: dict[str, dict] | None
         new = _TIME_SENTENCE.sub(lambda _m, t=t: time_sentence(t), old, count=1)
         if t.run_seconds is not None:
             new = _RUNS_IN.sub(lambda m, t=t: m.group("lead") + run_phrase(t.run_seconds), new, count=1)
-        if is_map := (path.name.startswith(MAP_NOTEBOOK + "_") and _map_cell(path)):
-            i = is_map[0]
-            cell = notebook["cells"][i]
-            cell["source"] = _rewrite_tables(_source(cell), "time", times).splitlines(keepends=True)
-        if new != old or is_map:
-            header["source"] = new.splitlines(keepends=True)  # a list of lines, as nbformat writes it
+        changed = new != old
+        header["source"] = new.splitlines(keepends=True)  # a list of lines, as nbformat writes it
+        if path.name.startswith(MAP_NOTEBOOK + "_") and (found := _map_cell(path)):
+            cell = notebook["cells"][found[0]]
+            table = _rewrite_tables(found[1], times, counts=False)
+            changed |= table != found[1]
+            cell["source"] = table.splitlines(keepends=True)
+        if changed:
             path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for source, column, is_map in _places(notebooks).values():
+    for source, is_map in _places(notebooks).values():
         if not is_map and source is not None and Path(source).exists():
             text = Path(source).read_text(encoding="utf-8")
-            if source == INSTRUCTOR:
-                text = _add_counts_column(text)
-            Path(source).write_text(_rewrite_tables(text, column, times), encoding="utf-8")
-    return [p for p in disagreements(notebooks, run_times) if "no row" in p or "run time" in p]
+            Path(source).write_text(_rewrite_tables(text, times, counts=source == INSTRUCTOR), encoding="utf-8")
+    return [p for p in disagreements(notebooks, run_times)
+            if "no '" in p or "run time" in p or "does not write" in p]
 
 
 def measure(paths: list[Path]) -> None:
@@ -478,28 +609,38 @@ def measure(paths: list[Path]) -> None:
 
 
 def cap_problems(times: list[NotebookTime]) -> list[str]:
-    """The caps the core keeps: at most 12 hours in all (00-08) and 100 minutes a notebook."""
-    core = [t for t in times if t.core]
-    problems = [f"{t.name}: {time_phrase(t.minutes)}, over the cap of {NOTEBOOK_CAP_MINUTES} min for a core notebook"
-                for t in core if t.minutes > NOTEBOOK_CAP_MINUTES]
-    total = sum(t.minutes for t in core)
-    if total > CORE_CAP_MINUTES:
-        problems.append(f"the core (00-08): {time_phrase(total)}, over the cap of {time_phrase(CORE_CAP_MINUTES)}")
+    """The caps the core keeps: its build and read-and-run totals, and no sitting (or notebook without
+    sittings) over the sitting cap."""
+    problems = []
+    for t in (t for t in times if t.core):
+        for i, s in enumerate(t.sittings or (t,), start=1):
+            if s.build_minutes > SITTING_CAP_MINUTES:
+                where = f"sitting {i}" if t.sittings else "one sitting"
+                problems.append(f"{t.name}: {where} takes {time_phrase(s.build_minutes)} to build, over the cap of "
+                                f"{time_phrase(SITTING_CAP_MINUTES)} (add a 'Sitting N: ...' heading at a break)")
+    read, build = core_totals(times)
+    if build > CORE_BUILD_CAP_MINUTES:
+        problems.append(f"the core (00-08): {time_phrase(build)} to build, over the cap of "
+                        f"{time_phrase(CORE_BUILD_CAP_MINUTES)}")
+    if read > CORE_READ_CAP_MINUTES:
+        problems.append(f"the core (00-08): {time_phrase(read)} to read and run, over the cap of "
+                        f"{time_phrase(CORE_READ_CAP_MINUTES)}")
     return problems
 
 
 def report(times: list[NotebookTime]) -> list[str]:
-    """One line a notebook (its counts, minutes and figure), then the core's and the course's totals."""
+    """One line a notebook (its counts and both figures), then the core's and the course's totals."""
     lines = []
     for t in times:
         run = "no run time" if t.run_seconds is None else f"runs {t.run_seconds:.0f} s"
-        lines.append(f"{t.name}: {t.words:,} words, {t.code_lines} code lines, {t.exercises} exercises, "
-                     f"{t.questions} questions, {run} -> {t.exact_minutes:.1f} min, stated "
-                     f"{time_phrase(t.minutes)}{'' if t.core else ' (beyond the core)'}")
-    core = sum(t.minutes for t in times if t.core)
-    lines.append(f"core (00-08): {time_phrase(core)} ({core} min); beyond: "
-                 f"{time_phrase(sum(t.minutes for t in times if not t.core))}; "
-                 f"course: {time_phrase(sum(t.minutes for t in times))}")
+        sittings = f" (sittings {', '.join(f'{s.exact_build:.1f}' for s in t.sittings)})" if t.sittings else ""
+        lines.append(f"{t.name}: {t.words:,} words, {t.code_lines - t.learner_lines} given + {t.learner_lines} "
+                     f"learner code lines, {t.output_lines} output lines, {len(t.exercises)} exercises in "
+                     f"{t.parts} parts, {t.questions} questions, {run} -> read and run {t.exact_read:.1f} min, "
+                     f"build {t.exact_build:.1f} min{sittings}{'' if t.core else ' (beyond the core)'}")
+    read, build = core_totals(times)
+    lines.append(f"core (00-08): {time_phrase(read)} to read and run ({read} min), {time_phrase(build)} to build "
+                 f"({build} min); beyond: {time_phrase(sum(t.build_minutes for t in times if not t.core))} to build")
     return lines
 
 
