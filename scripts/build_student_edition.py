@@ -2,8 +2,9 @@
 
 Usage: python scripts/build_student_edition.py [--out build/student] [notebooks/NN_name.ipynb ...]
 
-Writes OUT/notebooks/NN_name.ipynb and copies the folders the notebooks read through `..`
-(data/, results/) beside them, so their relative paths work unchanged. In each cell tagged
+Writes OUT/notebooks/NN_name.ipynb, copies what their Markdown shows or links inside notebooks/
+(figures/) next to them, and the folders the notebooks read through `..` (data/, results/) beside
+them, so their relative paths work unchanged. In each cell tagged
 `solution`, the lines from `# BEGIN SOLUTION` to `# END SOLUTION` become
 `raise NotImplementedError(...)` at the same indentation; the cell is no longer collapsed, and its
 outputs and those of its self-check cell (the next code cell) are cleared; cells tagged `guard` (hidden
@@ -21,6 +22,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import nbformat
 
@@ -39,6 +41,8 @@ DEFAULT_OUT = ROOT / "build" / "student"
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 EXERCISE_HEADING = re.compile(r"^###\s+(Exercise\s+\d+\.\d+)\b", re.MULTILINE)
 MARKER = ".student-edition"  # marks a folder this script may empty and rebuild
+# `![alt](figures/x.svg "title")`, `[text](x.pdf)`, `<img src="figures/x.svg">`: paths a Markdown cell shows or links
+MARKDOWN_TARGET = re.compile(r"""\]\(\s*<?([^)\s>]+)|\b(?:src|href)\s*=\s*["']([^"']+)""", re.IGNORECASE)
 
 
 class FormatError(ValueError):
@@ -111,8 +115,8 @@ def find_exercises(notebook: nbformat.NotebookNode) -> list[Exercise]:
             stub_source(cell.source, current)
         except FormatError as error:
             raise FormatError(f"{where} ({current}): {error}") from None
-        check = next((j for j in range(index + 1, len(cells)) if cells[j].cell_type == "code" and not is_guard(cells[j])),
-                     None)
+        check = next((j for j in range(index + 1, len(cells))
+                      if cells[j].cell_type == "code" and not is_guard(cells[j])), None)
         if check is None or "solution" in cells[check].metadata.get("tags", []) or "check_" not in cells[check].source:
             raise FormatError(f"{where} ({current}): the next code cell must call a self-check "
                               "from course_lib.exercises")
@@ -157,6 +161,46 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return student
 
 
+def markdown_targets(source: str) -> list[str]:
+    """The relative paths a Markdown cell shows or links (images, links, `<img src>`), anchors and queries cut;
+    web addresses, absolute paths, in-page anchors and `../` paths (see `folders_beside`) are left out."""
+    found = []
+    for match in MARKDOWN_TARGET.finditer(source):
+        target = unquote((match[1] or match[2]).split("#")[0].split("?")[0])
+        if target and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|/|\.\./", target):
+            found.append(target.removeprefix("./"))
+    return found
+
+
+def files_inside(notebooks: list[Path]) -> list[Path]:
+    """What the notebooks' Markdown shows or links inside their own folder, other notebooks aside: the
+    top-level files and folders of notebooks/ to put next to a copy of the notebooks (e.g. figures/).
+
+    Raises FormatError for a path that does not exist, naming the notebook."""
+    found: set[Path] = set()
+    for path in notebooks:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for target in markdown_targets(cell.source):
+                if target.endswith(".ipynb") and "/" not in target:
+                    continue  # a link to another notebook: copied as a notebook
+                if not (path.parent / target).exists():
+                    raise FormatError(f"{path.name}: its Markdown shows or links {target}, which does not exist "
+                                      f"in {path.parent}")
+                found.add(path.parent / target.split("/")[0])
+    return sorted(found)
+
+
+def copy_inside(sources: list[Path], folder: Path) -> None:
+    """Copy each file or folder of `sources` (from `files_inside`) into `folder`."""
+    for source in sources:
+        if source.is_dir():
+            shutil.copytree(source, folder / source.name, ignore=COPY_IGNORE)
+        else:
+            shutil.copyfile(source, folder / source.name)
+
+
 def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[Path]:
     """Write the student edition to `out` (emptied first) and return the notebooks written."""
     notebooks = course_notebooks() if notebooks is None else notebooks
@@ -168,8 +212,10 @@ def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[
             students[path.name] = student_notebook(nbformat.read(path, as_version=4))
         except FormatError as error:
             raise FormatError(f"{path.name}: {error}") from None
+    inside = files_inside(notebooks)
     empty_output_folder(out, MARKER)
     (out / "notebooks").mkdir()
+    copy_inside(inside, out / "notebooks")  # the figures the Markdown shows
     for folder in folders_beside(notebooks):  # the notebooks' `../data` etc. work unchanged
         shutil.copytree(ROOT / folder, out / folder, ignore=COPY_IGNORE)
     written = []

@@ -11,6 +11,7 @@ build_student_edition.py), written once into a git-ignored folder at the top of 
 
   my-course/
     notebooks/NN_name.ipynb    yours: written on first use and never overwritten
+    notebooks/figures -> ...   a link to what the notebooks' Markdown shows (the course's diagrams)
     data -> ../data            links, so the notebooks' `../data/...` and `../results/...` read the
     results -> ../results      course's own folders (nothing is copied)
     replaced/                  your earlier copies, kept by --fresh
@@ -43,9 +44,9 @@ if not __package__:  # run as `python scripts/learner_copy.py`: the repository r
 from scripts.project import COPY_IGNORE, ROOT, course_notebooks, empty_output_folder, folders_beside
 
 try:
-    from scripts.build_student_edition import FormatError, student_notebook
+    from scripts.build_student_edition import FormatError, files_inside, student_notebook
 except ModuleNotFoundError:  # run as `python scripts/learner_copy.py`: scripts/ itself is on sys.path
-    from build_student_edition import FormatError, student_notebook
+    from build_student_edition import FormatError, files_inside, student_notebook
 
 LEARNER_COPY = ROOT / "my-course"  # git-ignored; not under build/, which `make clean` deletes
 SOLUTIONS = ROOT / "build" / "solutions"  # rebuilt on each `make lab-solutions`
@@ -66,7 +67,8 @@ class CopyReport:
     newer: list[str] = field(default_factory=list)  # kept, but the course's version has changed since
     edited: list[str] = field(default_factory=list)  # kept notebooks that differ from what was written
     not_in_course: list[str] = field(default_factory=list)  # the learner's notebooks the course no longer has
-    links: list[str] = field(default_factory=list)  # folders made reachable from the notebooks this run
+    links: list[str] = field(default_factory=list)  # folders made reachable from the notebooks this run, e.g.
+    # "data" (beside notebooks/) or "notebooks/figures" (what the Markdown shows)
     replaced: list[tuple[str, Path | None]] = field(default_factory=list)  # --fresh: name, where yours went
 
     def lines(self) -> list[str]:
@@ -132,19 +134,30 @@ def _write_manifest(out: Path, manifest: dict) -> None:
     os.replace(temporary, out / MANIFEST)
 
 
-def _link_folders(out: Path, notebooks: list[Path]) -> list[str]:
-    """Make each folder the notebooks read through `..` (data/, results/) reachable beside out/notebooks:
-    a relative symbolic link to the course's folder, or a copy where links are not allowed."""
+def _link(target: Path, source: Path) -> None:
+    """A relative symbolic link `target` -> `source`, or a copy where links are not allowed."""
+    try:
+        target.symlink_to(os.path.relpath(source, target.parent), target_is_directory=source.is_dir())
+    except OSError:  # e.g. Windows without the right to make links
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=COPY_IGNORE)
+        else:
+            shutil.copyfile(source, target)
+
+
+def _link_folders(out: Path, notebooks: list[Path], inside: list[Path]) -> list[str]:
+    """Make each folder the notebooks read through `..` (data/, results/) reachable beside out/notebooks, and
+    what their Markdown shows inside notebooks/ (figures/) reachable inside it: links to the course's own
+    (copies where links are not allowed). `inside` comes from `files_inside(notebooks)`. Returns what was added,
+    e.g. ["data", "notebooks/figures"]."""
+    wanted = [(out / folder, ROOT / folder) for folder in folders_beside(notebooks)]
+    wanted += [(out / "notebooks" / source.name, source) for source in inside]
     made = []
-    for folder in folders_beside(notebooks):
-        target = out / folder
+    for target, source in wanted:
         if target.exists() or target.is_symlink():
             continue
-        try:
-            target.symlink_to(os.path.relpath(ROOT / folder, out), target_is_directory=True)
-        except OSError:  # e.g. Windows without the right to make links
-            shutil.copytree(ROOT / folder, target, ignore=COPY_IGNORE)
-        made.append(folder)
+        _link(target, source)
+        made.append(target.relative_to(out).as_posix())
     return made
 
 
@@ -158,9 +171,10 @@ def update(out: Path = LEARNER_COPY, notebooks: list[Path] | None = None) -> Cop
     """Create the learner's copy in `out`, or add the notebooks it lacks. Never rewrites a notebook it has."""
     notebooks = course_notebooks() if notebooks is None else notebooks
     students = {path.name: _student_bytes(path) for path in notebooks}  # every notebook checked before writing
+    inside = files_inside(notebooks)  # and every figure they show
     report = CopyReport(out, created=not (out / "notebooks").is_dir())
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
-    report.links = _link_folders(out, notebooks)
+    report.links = _link_folders(out, notebooks, inside)
     manifest = _read_manifest(out)
     written = manifest["notebooks"]
     for name, data in students.items():
@@ -235,9 +249,10 @@ def solutions(out: Path = SOLUTIONS, notebooks: list[Path] | None = None) -> lis
     """The solved notebooks, to read: a copy of the committed ones (outputs kept, solution cells shown,
     files read-only), rebuilt from scratch on each run, so nothing done there reaches notebooks/."""
     notebooks = course_notebooks() if notebooks is None else notebooks
+    inside = files_inside(notebooks)
     empty_output_folder(out, SOLUTIONS_MARKER)
     (out / "notebooks").mkdir()
-    _link_folders(out, notebooks)
+    _link_folders(out, notebooks, inside)
     written = []
     for path in notebooks:
         notebook = nbformat.read(path, as_version=4)

@@ -40,9 +40,11 @@ def full_copy(tmp_path_factory) -> tuple[Path, learner_copy.CopyReport]:
 
 
 def _small_course(tmp_path: Path) -> list[Path]:
-    """A copy of two course notebooks in tmp_path/course/, which a test may change as a new version would."""
+    """A copy of two course notebooks in tmp_path/course/ (with the figures they show), which a test may change
+    as a new version would."""
     folder = tmp_path / "course"
     folder.mkdir()
+    edition.copy_inside(edition.files_inside(SMALL), folder)
     return [Path(shutil.copy(path, folder / path.name)) for path in SMALL]
 
 
@@ -58,6 +60,9 @@ def test_the_copy_is_the_student_edition_with_links_to_the_course_folders(full_c
         link = out / folder
         assert link.is_symlink() and not os.path.isabs(os.readlink(link)), f"{folder} should be a relative link"
         assert link.resolve() == (ROOT / folder).resolve()
+    figures = out / "notebooks" / "figures"  # what the Markdown shows: linked inside notebooks/
+    assert figures.is_symlink() and figures.resolve() == (ROOT / "notebooks" / "figures").resolve()
+    assert "notebooks/figures" in report.links and not os.path.isabs(os.readlink(figures))
     assert (out / "notebooks" / ".." / "data" / "xr12_manual.md").is_file()
     assert (out / "notebooks" / ".." / "results" / "capstone_chunk_eval.json").is_file()
     lines = "\n".join(report.lines())
@@ -105,12 +110,13 @@ def test_a_second_build_keeps_an_edited_notebook_byte_for_byte(tmp_path):
     learner_copy.update(out, course)
     mine = out / "notebooks" / course[1].name
     edited = _edit(mine)
-    before = {p.name: p.read_bytes() for p in (out / "notebooks").iterdir()}
+    before = {p.name: p.read_bytes() for p in (out / "notebooks").glob("*.ipynb")}
 
     report = learner_copy.update(out, course)  # the second `make lab`
     assert not report.created and not report.added and sorted(report.kept) == sorted(p.name for p in course)
     assert mine.read_bytes() == edited
-    assert {p.name: p.read_bytes() for p in (out / "notebooks").iterdir()} == before
+    assert {p.name: p.read_bytes() for p in (out / "notebooks").glob("*.ipynb")} == before
+    assert not report.links, "the figures' link, made by the first build, is left as it is"
 
 
 def test_a_new_version_of_the_course_adds_notebooks_and_changes_none_of_yours(tmp_path):
