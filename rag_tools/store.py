@@ -27,7 +27,8 @@ What is guaranteed, and how far:
   holds an exclusive lock on the file `.write.lock` in the store folder (`fcntl.flock`; `msvcrt.locking`
   on Windows), so two processes indexing the same new document one after the other store it once.
 - Readers never take that lock (only creating the table does), so a store on a read-only file system
-  opens for search, and a slow writer (an `embed` running inside `update_document`) never blocks a reader.
+  opens for search, and a slow writer never blocks a reader. `update_document` embeds before it takes the
+  lock, so a slow `embed` does not block other writers either (it re-checks the document under the lock).
   What a reader sees during a write: the last commit, whole; the write appears at once when it commits,
   never half-done. A `compact()` in another process may delete the files of the version a read has just
   started on: the read is retried once, on the latest version.
@@ -67,8 +68,8 @@ import numpy as np
 from course_lib.chunking import Chunk, markdown_sections
 from rag_tools.embedders import Embedder, embedder_identity
 
-__all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "DamagedStoreError", "Hit", "StoreRow", "Update",
-           "chunk_rows", "content_hash"]
+__all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "DamagedStoreError", "DocumentChangedError", "Hit",
+           "StoreRow", "Update", "chunk_rows", "content_hash"]
 
 INSTALL_HINT = "pip install -r requirements-store.txt   (or: make setup-store)"
 TABLE = "chunks"
@@ -169,6 +170,10 @@ class Update:
     version: int
 
 
+class DocumentChangedError(RuntimeError):
+    """Another writer re-indexed the document while `update_document` was embedding it; nothing was written."""
+
+
 class DamagedStoreError(RuntimeError):
     """The store folder fails its check (versions listed, manifest parsed, rows counted); the message names
     it and the fix."""
@@ -180,6 +185,11 @@ def _check_doc_id(doc_id: Any) -> str:
     if not doc_id or "#" in doc_id:
         raise ValueError(f"doc_id={doc_id!r}: use a non-empty id without '#' (the store keys chunks as doc_id#index)")
     return doc_id
+
+
+def _sorted_state(rows: list[dict], columns: Sequence[str]) -> list[tuple]:
+    """A document's stored rows as sorted tuples of `columns`, to compare two reads."""
+    return sorted(tuple(r[c] for c in columns) for r in rows)
 
 
 def _heading_path(sections: list[tuple[int, int, list[str]]], chunk: Chunk) -> str:
@@ -485,6 +495,11 @@ class ChunkStore:
             .when_not_matched_by_source_delete(delete_where)
             .execute(records)), "retry the write")
 
+    def _stored(self, where: str, columns: list[str]) -> list[dict]:
+        """`columns` of the rows matching `where` (one document's), read without the lock."""
+        return self._read("reading", lambda: self._table.search().where(where).select(columns).limit(None)
+                          .to_arrow().to_pylist())
+
     def update_document(self, doc_id: str, text: str, chunks: Sequence[Chunk],
                         embed: Callable[[list[str]], Any] | Embedder | None = None, *, strategy: str,
                         model: str | None = None, embedded_texts: Sequence[str] | None = None,
@@ -497,9 +512,14 @@ class ChunkStore:
         of `rag_tools.embedders` (a local model, the multilingual extra, an endpoint): its `encode` is
         used, with its document prefix, and `model` defaults to its identity (name, weights, window,
         prefix). Late chunking cannot reuse anything, since every token saw the whole document: pass
-        `embed_document(text, chunks)` instead of `embed`, and every vector is computed again. One
-        commit, under the writer lock, as `reindex` (taught in
-        notebooks/14_from_notebook_to_production.ipynb, section 2).
+        `embed_document(text, chunks)` instead of `embed`, and every vector is computed again.
+
+        The embedding runs before the writer lock is taken, so a slow model or endpoint never blocks
+        the writers of other documents; the lock is held only to re-read this document's stored rows and
+        commit, in one commit as `reindex` (taught in notebooks/14_from_notebook_to_production.ipynb,
+        section 2). If another writer re-indexed this document meanwhile (its stored chunks' hashes are not
+        the ones read before embedding), nothing is written and `DocumentChangedError` says so: the other
+        version stands whole, as it would have had it taken the lock after this call.
         """
         if (embed is None) == (embed_document is None):
             raise ValueError("pass exactly one of embed (a function of the texts to embed, or an embedder) and "
@@ -514,28 +534,34 @@ class ChunkStore:
         _check_chunks(text, chunks)  # before embedding: chunks of another text would waste every vector
         hashes = [content_hash(e, strategy=strategy, model=model) for e in embedded]
         where = f"doc_id = {_sql_literal(_check_doc_id(doc_id))}"
-        with _write_lock(self.path):
-            stored = self._read("reading", lambda: self._table.search().where(where)
-                                .select(["content_hash", "vector"]).limit(None).to_arrow().to_pylist())
-            if embed_document is not None:
-                vectors = np.asarray(embed_document(text, chunks), dtype=np.float32)
-                fresh = list(range(len(chunks)))
-            else:
-                known = {r["content_hash"]: r["vector"] for r in stored}
-                fresh = [i for i, h in enumerate(hashes) if h not in known]
-                vectors = np.zeros((len(chunks), self.dim), np.float32)
-                for i, h in enumerate(hashes):
-                    if h in known:
-                        vectors[i] = known[h]
-                if fresh:
-                    computed = np.asarray(embed([embedded[i] for i in fresh]), dtype=np.float32)
-                    if computed.shape != (len(fresh), self.dim):
-                        raise ValueError(f"embed returned shape {computed.shape} for {len(fresh)} texts; "
-                                         f"return one {self.dim}-dimensional vector a text")
-                    vectors[fresh] = computed
-            rows = chunk_rows(doc_id, text, chunks, vectors, strategy=strategy, model=model,
-                              embedded_texts=embedded_texts)
-            self._merge(self._records(rows), where)
+        state = ["chunk_index", "doc_sha256", "content_hash"]  # what the re-check under the lock compares
+        before = self._stored(where, [*state, "vector"])  # read without the lock, as any reader
+        if embed_document is not None:
+            vectors = np.asarray(embed_document(text, chunks), dtype=np.float32)
+            fresh = list(range(len(chunks)))
+        else:
+            known = {r["content_hash"]: r["vector"] for r in before}
+            fresh = [i for i, h in enumerate(hashes) if h not in known]
+            vectors = np.zeros((len(chunks), self.dim), np.float32)
+            for i, h in enumerate(hashes):
+                if h in known:
+                    vectors[i] = known[h]
+            if fresh:
+                computed = np.asarray(embed([embedded[i] for i in fresh]), dtype=np.float32)
+                if computed.shape != (len(fresh), self.dim):
+                    raise ValueError(f"embed returned shape {computed.shape} for {len(fresh)} texts; "
+                                     f"return one {self.dim}-dimensional vector a text")
+                vectors[fresh] = computed
+        rows = chunk_rows(doc_id, text, chunks, vectors, strategy=strategy, model=model,
+                          embedded_texts=embedded_texts)
+        records = self._records(rows)
+        with _write_lock(self.path):  # held for the re-check and the commit only, never while embedding
+            if _sorted_state(self._stored(where, state), state) != _sorted_state(before, state):
+                raise DocumentChangedError(
+                    f"{doc_id!r} was re-indexed by another writer while this update_document embedded; nothing "
+                    "was written (the other version stands): call update_document again to store this text "
+                    "(vectors of unchanged chunks are reused)")
+            self._merge(records, where)
             version = self._table.version
         return Update(embedded=len(fresh), reused=len(chunks) - len(fresh), rows=len(rows), version=version)
 

@@ -16,7 +16,7 @@ if os.environ.get("COURSE_REQUIRE_STORE") != "1":  # CI sets it: there a missing
     pytest.importorskip("lancedb", reason="the vector-store extra is not installed: "
                         "pip install -r requirements-store.txt (or make setup-store)")
 
-from rag_tools.store import ChunkStore, DamagedStoreError, chunk_rows
+from rag_tools.store import ChunkStore, DamagedStoreError, DocumentChangedError, chunk_rows
 
 DIM = 8
 GUIDE = ("# Pump XR-12\n\nThe XR-12 moves water.\n\n## Install\n\nBolt it to the floor. Connect the inlet.\n\n"
@@ -353,6 +353,63 @@ def test_update_document_with_late_chunking_re_encodes_the_whole_document(tmp_pa
                               embed_document=embed_document)
     with pytest.raises(ValueError, match="one text a chunk"):
         store.update_document("guide", GUIDE, chunks, fake_embed, strategy="s", model="m", embedded_texts=["x"])
+
+
+def test_a_slow_embed_does_not_block_a_writer_of_another_document(store):
+    """update_document embeds before taking the writer lock (issue 42 item 5: another writer waited 29.6 s)."""
+    import threading
+
+    embedding = threading.Event()
+
+    def slow_embed(texts):  # a slow model or endpoint, inside update_document
+        embedding.set()
+        time.sleep(5)
+        return fake_embed(texts)
+
+    edited = GUIDE.replace("Bolt", "Screw")
+    slow = threading.Thread(target=store.update_document, args=("guide", edited, markdown_chunks(edited, 12),
+                                                                 slow_embed), kwargs={"strategy": "markdown:12",
+                                                                                      "model": "toy"})
+    other = ChunkStore(store.path, DIM)
+    notes = NOTES.replace("March", "April")
+    slow.start()
+    try:
+        assert embedding.wait(timeout=60)
+        began = time.perf_counter()
+        other.update_document("notes", notes, recursive_chunks(notes, 8), fake_embed, strategy="recursive:8",
+                              model="toy")
+        waited = time.perf_counter() - began
+    finally:
+        slow.join(timeout=60)
+    assert waited < 1.0, f"the writer of another document waited {waited:.1f} s for the slow embed"
+    assert "".join(c["text"] for c in other.chunks_of("notes")).count("April") == 1
+    assert any("Screw" in c["text"] for c in other.chunks_of("guide")), "the slow writer's commit is missing"
+
+
+def test_update_document_refuses_when_the_document_changed_while_it_embedded(store):
+    """The re-check under the lock: a version written meanwhile stands, whole, and the call says so."""
+    import threading
+
+    other = ChunkStore(store.path, DIM)
+    meanwhile = rows_for("guide", GUIDE.replace("fuse", "breaker"), seed=3)
+
+    def embed_while_another_writer_commits(texts):
+        writer = threading.Thread(target=other.reindex, args=("guide", meanwhile))
+        writer.start()
+        writer.join(timeout=60)
+        assert not writer.is_alive(), "the other writer waited for this embed: the lock is held while embedding"
+        return fake_embed(texts)
+
+    edited = GUIDE.replace("Bolt", "Screw")
+    version = store.version
+    with pytest.raises(DocumentChangedError, match=r"'guide' was re-indexed by another writer.*nothing was written"):
+        store.update_document("guide", edited, markdown_chunks(edited, 12), embed_while_another_writer_commits,
+                              strategy="markdown:12", model="toy")
+    assert [c["text"] for c in store.chunks_of("guide")] == [r.text for r in meanwhile]
+    assert store.version == version + 1  # the other writer's commit only
+    # an unchanged document is no conflict: the same call now succeeds
+    assert store.update_document("guide", edited, markdown_chunks(edited, 12), fake_embed, strategy="markdown:12",
+                                 model="toy").rows == len(markdown_chunks(edited, 12))
 
 
 # ---------------------------------------------------------------------------
