@@ -19,7 +19,7 @@ ifneq ($(filter-out cpu,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a choice: use TORCH=cpu, or leave TORCH unset for PyPI's default torch)
 endif
 
-.PHONY: setup lab lab-solutions fresh figures test test-lib test-notebooks execute student site browser-check bench setup-store setup-multilingual setup-llm clean
+.PHONY: setup setup-dev lint lab lab-solutions fresh figures test test-lib test-notebooks execute student site browser-check bench setup-store setup-multilingual setup-llm clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,19 +40,29 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)  ## create .venv, install pinned requirements and course_lib, check the environment
 
 lab: $(STAMP)  ## set up if needed, then open your copy of the course (my-course/, solutions removed) in JupyterLab
-	$(BIN)/python scripts/learner_copy.py --out $(MY_COURSE)
+	$(BIN)/python -m scripts.learner_copy --out $(MY_COURSE)
 	$(BIN)/jupyter lab $(MY_COURSE)/notebooks/00_start_here.ipynb --notebook-dir=$(MY_COURSE)/notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 lab-solutions: $(STAMP)  ## open the solved notebooks (a read-only copy in build/solutions/, rebuilt each time)
-	$(BIN)/python scripts/learner_copy.py --solutions --out $(SOLUTIONS)
+	$(BIN)/python -m scripts.learner_copy --solutions --out $(SOLUTIONS)
 	$(BIN)/jupyter lab $(SOLUTIONS)/notebooks/00_start_here.ipynb --notebook-dir=$(SOLUTIONS)/notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 fresh: $(STAMP)  ## a fresh copy of one notebook in my-course/ (NB=03); yours moves to my-course/replaced/
 	@test -n "$(NB)" || { echo "Say which notebook: make fresh NB=03" >&2; exit 2; }
-	$(BIN)/python scripts/learner_copy.py --out $(MY_COURSE) --fresh $(NB)
+	$(BIN)/python -m scripts.learner_copy --out $(MY_COURSE) --fresh $(NB)
 
-test: $(STAMP)  ## course_lib unit tests and nbval over every notebook
+test: $(STAMP) lint  ## ruff, then course_lib unit tests and nbval over every notebook
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
+
+# ruff comes from requirements-dev.txt (`make setup-dev`); without it the lint is skipped with a note, unless
+# COURSE_REQUIRE_LINT=1 (CI sets it), which makes a missing ruff an error
+lint:  ## ruff check . with the version pinned in requirements-dev.txt
+	@if test -x $(BIN)/ruff; then $(BIN)/ruff check .; \
+	elif test -n "$(COURSE_REQUIRE_LINT)"; then echo "ruff is not installed: run make setup-dev" >&2; exit 1; \
+	else echo "== ruff is not installed (make setup-dev): lint skipped"; fi
+
+setup-dev: $(STAMP)  ## contributor tools: ruff (run by make test) and pre-commit, pinned in requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 
 test-lib: $(STAMP)
 	$(BIN)/python -m pytest tests -q
@@ -61,16 +71,16 @@ test-notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -q
 
 execute: $(STAMP)  ## re-execute notebooks in place (NB=notebooks/03_....ipynb for one)
-	$(BIN)/python scripts/execute_notebooks.py $(NB)
+	$(BIN)/python -m scripts.execute_notebooks $(NB)
 
 student: $(STAMP)  ## the student edition (solutions replaced by stubs) in build/student/
-	$(BIN)/python scripts/build_student_edition.py
+	$(BIN)/python -m scripts.build_student_edition
 
 figures: $(STAMP)  ## redraw the course's diagrams into notebooks/figures/ (byte for byte the committed ones)
-	$(BIN)/python scripts/draw_figures.py
+	$(BIN)/python -m scripts.draw_figures
 
 site: $(STAMP)  ## every notebook as static HTML with a contents page, in build/site/
-	$(BIN)/python scripts/build_site.py
+	$(BIN)/python -m scripts.build_site
 
 browser-check: $(STAMP)  ## open notebooks in JupyterLab in headless Chromium (needs Debian's chromium)
 	$(BIN)/python -m pip install --quiet -r requirements-browser.txt
@@ -78,7 +88,7 @@ browser-check: $(STAMP)  ## open notebooks in JupyterLab in headless Chromium (n
 
 bench: $(STAMP)  ## chunker speed against peers (installs the optional peers first)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
-	$(BIN)/python benchmarks/bench_chunkers.py
+	$(BIN)/python -m benchmarks.bench_chunkers
 
 setup-store: $(STAMP)  ## the optional extra of notebook 14: LanceDB vector store, Dask batch engine
 	$(BIN)/python -m pip install --quiet -r requirements-store.txt

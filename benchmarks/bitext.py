@@ -30,7 +30,6 @@ import math
 import os
 import platform
 import re
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from course_lib.settings import apply_quiet_offline_env  # noqa: E402
 

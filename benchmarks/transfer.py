@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import re
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, files, version
@@ -46,7 +45,6 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from course_lib.datasets import file_sha256  # noqa: E402  (light: no model, no settings changed)
 

@@ -1,6 +1,6 @@
 """Open a course notebook in JupyterLab in headless Chromium, run it cell by cell, check what renders.
 
-Usage: python scripts/browser_check.py [notebooks/NN_name.ipynb ...]
+Usage: python -m scripts.browser_check [notebooks/NN_name.ipynb ...]
 Default: notebooks/00_start_here.ipynb and the first notebook with a widget (the chunk playground).
 
 This is the learner's path: JupyterLab on localhost, the notebook opened from its URL, every cell
@@ -41,9 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-
-if not __package__:  # run as `python scripts/browser_check.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts.project import COPY_IGNORE, ROOT, folders_beside, script_environment
 

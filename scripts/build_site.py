@@ -1,6 +1,6 @@
 """Render every notebook, with its stored outputs and plots, to a static HTML site.
 
-Usage: python scripts/build_site.py [--out build/site] [notebooks/NN_name.ipynb ...]
+Usage: python -m scripts.build_site [--out build/site] [notebooks/NN_name.ipynb ...]
 
 Writes OUT/index.html (the contents: each notebook's title, learning goals and time, taken from
 its first Markdown cell) and one OUT/NN_name.html per notebook. The notebooks are not re-run: they
@@ -29,16 +29,14 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-if not __package__:  # run as `python scripts/build_site.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from scripts.project import ROOT, course_notebooks, empty_output_folder
 
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SOURCES_PAGE = "sources.html"  # docs/SOURCES.md, when a page links to it
-GUARD_TAG = "guard"  # code cells that keep the prose true (scripts/move_guards.py): nbval runs them, the site leaves them out
+# code cells that keep the prose true (scripts/move_guards.py): nbval runs them, the site leaves them out
+GUARD_TAG = "guard"
 PLOT_TITLE = re.compile(r"""(?:set_title|suptitle|plt\.title)\(\s*f?["']([^"'{}]+)["']""")
 IMAGE_OUTPUTS = ("image/png", "image/jpeg", "image/svg+xml")  # outputs shown as an <img>; each gets alt text
 MERMAID = re.compile(r"^\s*(```|~~~)\s*mermaid\b", re.MULTILINE)

@@ -1,6 +1,6 @@
 """Build the student edition: every notebook with its exercise solutions replaced by stubs.
 
-Usage: python scripts/build_student_edition.py [--out build/student] [notebooks/NN_name.ipynb ...]
+Usage: python -m scripts.build_student_edition [--out build/student] [notebooks/NN_name.ipynb ...]
 
 Writes OUT/notebooks/NN_name.ipynb, copies what their Markdown shows or links inside notebooks/
 (figures/) next to them, and the folders the notebooks read through `..` (data/, results/) beside
@@ -25,9 +25,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import nbformat
-
-if not __package__:  # run as `python scripts/build_student_edition.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts.project import (
     COPY_IGNORE,

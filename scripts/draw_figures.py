@@ -1,6 +1,6 @@
 """Draw the course's diagrams into notebooks/figures/ as SVG, byte for byte the same on every run.
 
-Usage: python scripts/draw_figures.py [--out notebooks/figures] [NAME ...]
+Usage: python -m scripts.draw_figures [--out notebooks/figures] [NAME ...]
 
 Each figure is a function below, drawn with matplotlib on a white background (so it reads in
 JupyterLab's light and dark themes) with text kept as SVG text, no date and fixed ids. The numbers a
@@ -20,11 +20,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("svg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from course_lib.late import macro_windows  # noqa: E402
+from course_lib.late import macro_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "notebooks" / "figures"
@@ -248,7 +248,8 @@ def macro_window_plan() -> plt.Figure:
     windows = macro_windows(n_tokens, capacity, overlap)
     fig, ax = _canvas(11.0, 3.8)
     ax.text(0.3, 3.55, f"Macro windows: a {n_tokens:,}-token document, windows of {capacity} tokens,\n"
-            f"{overlap} tokens of context at each inner edge, read and then dropped", fontsize=11.5, weight="bold", va="center")
+            f"{overlap} tokens of context at each inner edge, read and then dropped", fontsize=11.5, weight="bold",
+            va="center")
     scale, x0 = 10.0 / n_tokens, 0.5
     _cell(ax, x0, 2.7, n_tokens * scale, 0.35, GREY, f"document: tokens 0-{n_tokens - 1}", alpha=0.5)
     for k, wdw in enumerate(windows):

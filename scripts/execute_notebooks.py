@@ -1,6 +1,6 @@
 """Execute notebooks in place with the course's quiet, offline settings.
 
-Usage: python scripts/execute_notebooks.py [notebooks/NN_name.ipynb ...]   (default: all)
+Usage: python -m scripts.execute_notebooks [notebooks/NN_name.ipynb ...]   (default: all)
 Notebooks are committed executed, because nbval compares stored outputs. Cells get no
 execution timestamps (`record_timing=False`), so re-executing a notebook changes only
 the outputs that changed. Each run time is stored in `notebooks/run_times.json`, which
@@ -13,12 +13,9 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from notebook_times import record_run_time  # the sibling script: Python puts this folder first on sys.path
-
-if not __package__:  # run as `python scripts/execute_notebooks.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from course_lib.settings import apply_quiet_offline_env
+from scripts.notebook_times import record_run_time
 from scripts.project import course_notebooks
 
 

@@ -2,9 +2,9 @@
 and the solved notebooks to read (`make lab-solutions`).
 
 Usage:
-  python scripts/learner_copy.py                  # create my-course/, or add the notebooks it lacks
-  python scripts/learner_copy.py --fresh 03       # a fresh copy of notebook 03 (yours moves to my-course/replaced/)
-  python scripts/learner_copy.py --solutions      # build/solutions/: the solved notebooks, rebuilt each time
+  python -m scripts.learner_copy                  # create my-course/, or add the notebooks it lacks
+  python -m scripts.learner_copy --fresh 03       # a fresh copy of notebook 03 (yours moves to my-course/replaced/)
+  python -m scripts.learner_copy --solutions      # build/solutions/: the solved notebooks, rebuilt each time
 
 The learner's copy is the student edition (every reference solution replaced by a stub, see
 build_student_edition.py), written once into a git-ignored folder at the top of the repository:
@@ -38,15 +38,8 @@ from pathlib import Path
 
 import nbformat
 
-if not __package__:  # run as `python scripts/learner_copy.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from scripts.build_student_edition import FormatError, files_inside, student_notebook
 from scripts.project import COPY_IGNORE, ROOT, course_notebooks, empty_output_folder, folders_beside
-
-try:
-    from scripts.build_student_edition import FormatError, files_inside, student_notebook
-except ModuleNotFoundError:  # run as `python scripts/learner_copy.py`: scripts/ itself is on sys.path
-    from build_student_edition import FormatError, files_inside, student_notebook
 
 LEARNER_COPY = ROOT / "my-course"  # git-ignored; not under build/, which `make clean` deletes
 SOLUTIONS = ROOT / "build" / "solutions"  # rebuilt on each `make lab-solutions`

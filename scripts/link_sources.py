@@ -7,9 +7,9 @@ code block, and one that is the text of another link are left alone, so running 
 nothing the second time. `scripts.claims` still sees the key in the sentence.
 
 Usage:
-  python scripts/link_sources.py [NB ...] --dry-run   count the keys that would become links, per notebook
-  python scripts/link_sources.py [NB ...]             link them, in place (default: every course notebook)
-  python scripts/link_sources.py [NB ...] --out DIR   write the changed notebooks to DIR instead
+  python -m scripts.link_sources [NB ...] --dry-run   count the keys that would become links, per notebook
+  python -m scripts.link_sources [NB ...]             link them, in place (default: every course notebook)
+  python -m scripts.link_sources [NB ...] --out DIR   write the changed notebooks to DIR instead
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ from collections import Counter
 from pathlib import Path
 
 import nbformat
-
-if not __package__:  # run as `python scripts/link_sources.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts.claims import source_anchors
 from scripts.project import course_notebooks

@@ -22,9 +22,9 @@ comments becomes the guard cell itself; a guard cell already right after a cell 
 Running the script twice changes nothing the second time.
 
 Usage:
-  python scripts/move_guards.py [NB ...] --dry-run   report what would move, per notebook
-  python scripts/move_guards.py [NB ...]             move them, in place (default: every course notebook)
-  python scripts/move_guards.py [NB ...] --out DIR   write the changed notebooks to DIR instead
+  python -m scripts.move_guards [NB ...] --dry-run   report what would move, per notebook
+  python -m scripts.move_guards [NB ...]             move them, in place (default: every course notebook)
+  python -m scripts.move_guards [NB ...] --out DIR   write the changed notebooks to DIR instead
 In place, a notebook's stored run time (notebooks/run_times.json) keeps its value and gets the new code
 fingerprint when it was measured on the code before the move: the same statements run, in another cell.
 """
@@ -40,9 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-
-if not __package__:  # run as `python scripts/move_guards.py`: the repository root makes `scripts` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts import notebook_times
 from scripts.project import NOTEBOOKS, course_notebooks

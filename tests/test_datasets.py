@@ -134,7 +134,8 @@ def test_archive_member_is_downloaded_checked_and_extracted(tmp_path, monkeypatc
 def test_missing_datasets_are_one_error_naming_the_folder_and_the_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path))
     monkeypatch.setattr(datasets, "_download", lambda url, target: (_ for _ in ()).throw(OSError("no network")))
-    monkeypatch.setattr(datasets, "_download_member", lambda remote, target: (_ for _ in ()).throw(OSError("no network")))
+    monkeypatch.setattr(datasets, "_download_member",
+                        lambda remote, target: (_ for _ in ()).throw(OSError("no network")))
     (tmp_path / "flores200_eng_spa").mkdir()
     for name in datasets.REGISTRY["flores200_eng_spa"].files:  # one dataset present, two missing
         (tmp_path / "flores200_eng_spa" / name).write_text("x")

@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.colors import to_hex
 
-from course_lib.display import VERDICT_COLORS, forest_plot  # noqa: E402
+from course_lib.display import VERDICT_COLORS, forest_plot
 
 NAMES = ["markdown:128", "recursive:64", "fixed:256"]  # small for testing efficiency
 MEANS = [1.0, 0.926, 0.704]

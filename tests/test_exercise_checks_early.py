@@ -15,10 +15,10 @@ import re
 
 import nbformat
 import pytest
+from notebook_checks import NOTEBOOKS, Notebook
 
 from course_lib.tokens import count_tokens
 from scripts import build_student_edition as edition
-from notebook_checks import NOTEBOOKS, Notebook
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,8 @@ def misnumbered_ids(path: Path, notebook: nbformat.NotebookNode | None = None) -
 def test_each_exercise_id_starts_with_its_notebooks_number(path):
     wrong = misnumbered_ids(path)
     assert not wrong, (f"{path.name}: exercise ids must start with {int(path.name[:2])} "
-                       "(renumber them, and their keys in course_lib/exercise_hints.json and .py):\n" + "\n".join(wrong))
+                       "(renumber them, and their keys in course_lib/exercise_hints.json and .py):\n"
+                       + "\n".join(wrong))
 
 
 def test_every_hint_key_names_an_exercise_of_its_notebook():

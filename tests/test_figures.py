@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts import draw_figures
+
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "notebooks" / "figures"
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import draw_figures  # noqa: E402
 
 IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<path>[^)\s]+)\)")
 

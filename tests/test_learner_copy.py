@@ -200,14 +200,14 @@ def _make_n(*targets: str) -> str:
 
 def test_make_lab_opens_the_learner_copy_and_lab_solutions_the_solved_copy():
     lab = _make_n("lab").splitlines()
-    build = next(i for i, line in enumerate(lab) if "scripts/learner_copy.py --out my-course" in line)
+    build = next(i for i, line in enumerate(lab) if "-m scripts.learner_copy --out my-course" in line)
     start = next(i for i, line in enumerate(lab) if "jupyter lab " in line)
     assert build < start and "--notebook-dir=my-course/notebooks" in lab[start]
     assert "my-course/notebooks/00_start_here.ipynb" in lab[start]
     solutions = _make_n("lab-solutions")
-    assert "learner_copy.py --solutions --out build/solutions" in solutions
+    assert "-m scripts.learner_copy --solutions --out build/solutions" in solutions
     assert "--notebook-dir=build/solutions/notebooks" in solutions
-    assert "learner_copy.py --out my-course --fresh 03" in _make_n("fresh", "NB=03")
+    assert "-m scripts.learner_copy --out my-course --fresh 03" in _make_n("fresh", "NB=03")
 
 
 def test_the_solutions_copy_is_solved_read_only_and_rebuilt(tmp_path):

@@ -69,9 +69,9 @@ def course(tmp_path, monkeypatch):
                       "| [01 One](notebooks/01_one.ipynb) | b | 45 min | 45 min |\n| [02 Two](x) | c | 60 min | 1 h |\n"
                       "| **core (00-08)** | d | 1 h | 2 h |\n\nAfter.\n", encoding="utf-8")
     guide = tmp_path / "INSTRUCTOR.md"
-    guide.write_text(f"Paces: 130 words a minute.\n\n| notebook | what | {times.COUNTS_COLUMN} | read and run | build | "
-                     "runs in |\n|---|---|---|---|---|---|\n"
-                     "| 00 S | a | 1 | 15 min | 15 min | 5 s |\n| 01 One | b | 2 | 45 min | 45 min (exercises later) | 5 s |\n"
+    guide.write_text(f"Paces: 130 words a minute.\n\n| notebook | what | {times.COUNTS_COLUMN} | read and run | "
+                     "build | runs in |\n|---|---|---|---|---|---|\n| 00 S | a | 1 | 15 min | 15 min | 5 s |\n"
+                     "| 01 One | b | 2 | 45 min | 45 min (exercises later) | 5 s |\n"
                      "| 02 Two | c | 3 | 60 min | 1 h | 5 s |\n| **core (00-08)** | all | | 1 h | 2 h | |\n",
                      encoding="utf-8")
     monkeypatch.setattr(times, "README", readme)
