@@ -116,18 +116,26 @@ class Lab:
 
 
 @contextmanager
-def jupyterlab(notebook: Path, timeout: float = 60, *, settings: dict[str, dict] | None = None,
-               extra_args: tuple[str, ...] = ()) -> Iterator[Lab]:
+def jupyterlab(notebook: Path | None, timeout: float = 60, *, settings: dict[str, dict] | None = None,
+               extra_args: tuple[str, ...] = (), serve: Path | None = None) -> Iterator[Lab]:
     """Start JupyterLab on localhost over a copy of the notebook's folder and what it reads, with its own state.
 
+    `serve` instead serves a copy the course's scripts built (learner_copy.py, build_student_edition.py: a
+    folder holding notebooks/) as it is, links included, as `make lab` does (`notebook` is then None).
     `settings` adds to or replaces LAB_SETTINGS (file name -> the plugin's user settings), e.g. the theme;
     `extra_args` go to the server's command line (e.g. `--LabApp.expose_app_in_browser=True`)."""
+    if (notebook is None) == (serve is None):
+        raise ValueError("give either notebook= (served from a copy of its folder) or serve= (a built copy)")
+    if serve is not None and not (serve / "notebooks").is_dir():
+        raise ValueError(f"serve={serve}: not a copy of the course (no notebooks/ in it); build one with "
+                         "scripts.learner_copy or scripts.build_student_edition")
     with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
         tmp = Path(tmp)
-        root = tmp / "course"
-        shutil.copytree(notebook.parent, root / "notebooks", ignore=COPY_IGNORE)  # its neighbours too
-        for folder in folders_beside(sorted(notebook.parent.glob("*.ipynb"))):  # ../data, ../results
-            shutil.copytree(ROOT / folder, root / folder, ignore=COPY_IGNORE)
+        root = serve if serve is not None else tmp / "course"
+        if serve is None:
+            shutil.copytree(notebook.parent, root / "notebooks", ignore=COPY_IGNORE)  # its neighbours too
+            for folder in folders_beside(sorted(notebook.parent.glob("*.ipynb"))):  # ../data, ../results
+                shutil.copytree(ROOT / folder, root / folder, ignore=COPY_IGNORE)
         for name, value in {**LAB_SETTINGS, **(settings or {})}.items():
             path = tmp / "settings" / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -189,13 +189,28 @@ def files_inside(notebooks: list[Path]) -> list[Path]:
     return sorted(found)
 
 
-def copy_inside(sources: list[Path], folder: Path) -> None:
-    """Copy each file or folder of `sources` (from `files_inside`) into `folder`."""
+def copy_inside(sources: list[Path], folder: Path) -> list[str]:
+    """Copy each file or folder of `sources` (from `files_inside`) into `folder`, writing only the files that are
+    missing there or differ; files of `folder` the course does not have are left alone. Returns the paths written
+    (relative to `folder`). A copy, never a link: JupyterLab refuses a file reached through a link that leaves the
+    folder it serves (403, tornado >= 6.5.9), so a linked figure would not show."""
+    written: list[str] = []
+
+    def copy_if_changed(source: str, target: str) -> str:
+        if not (Path(target).is_file() and Path(target).read_bytes() == Path(source).read_bytes()):
+            shutil.copyfile(source, target)
+            written.append(Path(target).relative_to(folder).as_posix())
+        return target
+
     for source in sources:
+        target = folder / source.name
+        if target.is_symlink():  # a link made by an earlier version of the scripts: JupyterLab cannot serve it
+            target.unlink()
         if source.is_dir():
-            shutil.copytree(source, folder / source.name, ignore=COPY_IGNORE)
+            shutil.copytree(source, target, ignore=COPY_IGNORE, copy_function=copy_if_changed, dirs_exist_ok=True)
         else:
-            shutil.copyfile(source, folder / source.name)
+            copy_if_changed(str(source), str(target))
+    return written
 
 
 def build(out: Path = DEFAULT_OUT, notebooks: list[Path] | None = None) -> list[Path]:

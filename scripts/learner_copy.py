@@ -11,7 +11,8 @@ build_student_edition.py), written once into a git-ignored folder at the top of 
 
   my-course/
     notebooks/NN_name.ipynb    yours: written on first use and never overwritten
-    notebooks/figures -> ...   a link to what the notebooks' Markdown shows (the course's diagrams)
+    notebooks/figures/         the course's diagrams (what the Markdown shows): a copy, brought up to date
+                               on each run (JupyterLab does not serve files through a link out of its folder)
     data -> ../data            links, so the notebooks' `../data/...` and `../results/...` read the
     results -> ../results      course's own folders (nothing is copied)
     replaced/                  your earlier copies, kept by --fresh
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import nbformat
 
-from scripts.build_student_edition import FormatError, files_inside, student_notebook
+from scripts.build_student_edition import FormatError, copy_inside, files_inside, student_notebook
 from scripts.project import COPY_IGNORE, ROOT, course_notebooks, empty_output_folder, folders_beside
 
 LEARNER_COPY = ROOT / "my-course"  # git-ignored; not under build/, which `make clean` deletes
@@ -60,8 +61,8 @@ class CopyReport:
     newer: list[str] = field(default_factory=list)  # kept, but the course's version has changed since
     edited: list[str] = field(default_factory=list)  # kept notebooks that differ from what was written
     not_in_course: list[str] = field(default_factory=list)  # the learner's notebooks the course no longer has
-    links: list[str] = field(default_factory=list)  # folders made reachable from the notebooks this run, e.g.
-    # "data" (beside notebooks/) or "notebooks/figures" (what the Markdown shows)
+    links: list[str] = field(default_factory=list)  # folders made reachable from the notebooks this run
+    figures: list[str] = field(default_factory=list)  # files the Markdown shows, written or brought up to date
     replaced: list[tuple[str, Path | None]] = field(default_factory=list)  # --fresh: name, where yours went
 
     def lines(self) -> list[str]:
@@ -84,6 +85,8 @@ class CopyReport:
             out.append(f"Changed in the course since your copy was made: {', '.join(names)}. "
                        f"To take the new version of one: {FRESH_HINT.format(number=self.newer[0][:2])} "
                        f"(a copy you changed moves to {_shown(self.out / REPLACED)}/).")
+        if self.figures and not self.created:
+            out.append(f"The course's figures brought up to date in {where}/: {', '.join(self.figures)}")
         if self.not_in_course:
             out.append(f"Yours, no longer in the course (kept): {', '.join(self.not_in_course)}")
         if not self.replaced:
@@ -127,30 +130,19 @@ def _write_manifest(out: Path, manifest: dict) -> None:
     os.replace(temporary, out / MANIFEST)
 
 
-def _link(target: Path, source: Path) -> None:
-    """A relative symbolic link `target` -> `source`, or a copy where links are not allowed."""
-    try:
-        target.symlink_to(os.path.relpath(source, target.parent), target_is_directory=source.is_dir())
-    except OSError:  # e.g. Windows without the right to make links
-        if source.is_dir():
-            shutil.copytree(source, target, ignore=COPY_IGNORE)
-        else:
-            shutil.copyfile(source, target)
-
-
-def _link_folders(out: Path, notebooks: list[Path], inside: list[Path]) -> list[str]:
-    """Make each folder the notebooks read through `..` (data/, results/) reachable beside out/notebooks, and
-    what their Markdown shows inside notebooks/ (figures/) reachable inside it: links to the course's own
-    (copies where links are not allowed). `inside` comes from `files_inside(notebooks)`. Returns what was added,
-    e.g. ["data", "notebooks/figures"]."""
-    wanted = [(out / folder, ROOT / folder) for folder in folders_beside(notebooks)]
-    wanted += [(out / "notebooks" / source.name, source) for source in inside]
+def _link_folders(out: Path, notebooks: list[Path]) -> list[str]:
+    """Make each folder the notebooks read through `..` (data/, results/) reachable beside out/notebooks:
+    a relative symbolic link to the course's folder, or a copy where links are not allowed."""
     made = []
-    for target, source in wanted:
+    for folder in folders_beside(notebooks):
+        target = out / folder
         if target.exists() or target.is_symlink():
             continue
-        _link(target, source)
-        made.append(target.relative_to(out).as_posix())
+        try:
+            target.symlink_to(os.path.relpath(ROOT / folder, out), target_is_directory=True)
+        except OSError:  # e.g. Windows without the right to make links
+            shutil.copytree(ROOT / folder, target, ignore=COPY_IGNORE)
+        made.append(folder)
     return made
 
 
@@ -167,7 +159,8 @@ def update(out: Path = LEARNER_COPY, notebooks: list[Path] | None = None) -> Cop
     inside = files_inside(notebooks)  # and every figure they show
     report = CopyReport(out, created=not (out / "notebooks").is_dir())
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
-    report.links = _link_folders(out, notebooks, inside)
+    report.links = _link_folders(out, notebooks)
+    report.figures = copy_inside(inside, out / "notebooks")
     manifest = _read_manifest(out)
     written = manifest["notebooks"]
     for name, data in students.items():
@@ -245,7 +238,8 @@ def solutions(out: Path = SOLUTIONS, notebooks: list[Path] | None = None) -> lis
     inside = files_inside(notebooks)
     empty_output_folder(out, SOLUTIONS_MARKER)
     (out / "notebooks").mkdir()
-    _link_folders(out, notebooks, inside)
+    _link_folders(out, notebooks)
+    copy_inside(inside, out / "notebooks")
     written = []
     for path in notebooks:
         notebook = nbformat.read(path, as_version=4)

@@ -105,7 +105,7 @@ def test_a_later_figure_reaches_the_copies(tmp_path):
     for out in (tmp_path / "learner", tmp_path / "solutions"):
         if out.name == "learner":
             report = learner_copy.update(out, [notebook])
-            assert sorted(report.links) == ["notebooks/legend.svg", "notebooks/pictures"]
+            assert sorted(report.figures) == ["legend.svg", "pictures/dot.svg"]
         else:
             learner_copy.solutions(out, [notebook])
         assert unresolved(out / "notebooks") == ([], 2)

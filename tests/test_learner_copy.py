@@ -60,9 +60,9 @@ def test_the_copy_is_the_student_edition_with_links_to_the_course_folders(full_c
         link = out / folder
         assert link.is_symlink() and not os.path.isabs(os.readlink(link)), f"{folder} should be a relative link"
         assert link.resolve() == (ROOT / folder).resolve()
-    figures = out / "notebooks" / "figures"  # what the Markdown shows: linked inside notebooks/
-    assert figures.is_symlink() and figures.resolve() == (ROOT / "notebooks" / "figures").resolve()
-    assert "notebooks/figures" in report.links and not os.path.isabs(os.readlink(figures))
+    figures = out / "notebooks" / "figures"  # what the Markdown shows: copied (JupyterLab serves no link out)
+    assert not figures.is_symlink() and sorted(report.figures) == sorted(
+        f"figures/{p.name}" for p in (ROOT / "notebooks" / "figures").glob("*.svg"))
     assert (out / "notebooks" / ".." / "data" / "xr12_manual.md").is_file()
     assert (out / "notebooks" / ".." / "results" / "capstone_chunk_eval.json").is_file()
     lines = "\n".join(report.lines())
@@ -116,7 +116,22 @@ def test_a_second_build_keeps_an_edited_notebook_byte_for_byte(tmp_path):
     assert not report.created and not report.added and sorted(report.kept) == sorted(p.name for p in course)
     assert mine.read_bytes() == edited
     assert {p.name: p.read_bytes() for p in (out / "notebooks").glob("*.ipynb")} == before
-    assert not report.links, "the figures' link, made by the first build, is left as it is"
+    assert not report.links and not report.figures, "nothing new to link or copy"
+
+
+def test_a_later_run_brings_the_figures_up_to_date_and_keeps_files_of_yours(tmp_path):
+    course = _small_course(tmp_path)
+    out = tmp_path / "my-course"
+    learner_copy.update(out, course)
+    figures = tmp_path / "course" / "figures"
+    shown = sorted(p.name for p in figures.iterdir())
+    (figures / shown[0]).write_text("<svg>corrected</svg>", encoding="utf-8")  # the course corrects a figure
+    (out / "notebooks" / "figures" / "mine.png").write_bytes(b"\x89PNG mine")  # a file of the learner's
+    report = learner_copy.update(out, course)
+    assert report.figures == [f"figures/{shown[0]}"]
+    assert (out / "notebooks" / "figures" / shown[0]).read_text(encoding="utf-8") == "<svg>corrected</svg>"
+    assert (out / "notebooks" / "figures" / "mine.png").read_bytes() == b"\x89PNG mine"
+    assert f"The course's figures brought up to date in {out / 'notebooks'}/: figures/{shown[0]}" in report.lines()
 
 
 def test_a_new_version_of_the_course_adds_notebooks_and_changes_none_of_yours(tmp_path):

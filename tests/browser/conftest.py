@@ -37,8 +37,22 @@ def image_counts() -> dict[str, dict[str, str]]:
     return IMAGE_COUNTS
 
 
+COPY_COUNTS: dict[str, str] = {}  # copy of the course -> the images loaded in it: test_figures_in_browser.py
+
+
+@pytest.fixture(scope="session")
+def copy_counts() -> dict[str, str]:
+    """Where test_figures_in_browser.py notes the images loaded in each built copy (listed at the end of the run)."""
+    return COPY_COUNTS
+
+
 def pytest_terminal_summary(terminalreporter):
-    """The images each notebook showed, in JupyterLab and in the site (test_figures_in_browser.py)."""
+    """The images each notebook showed, in JupyterLab and in the site, and in each built copy
+    (test_figures_in_browser.py)."""
+    if COPY_COUNTS:
+        terminalreporter.section("images loaded per copy")
+        for name, seen in COPY_COUNTS.items():
+            terminalreporter.write_line(f"{name}: {seen}")
     if IMAGE_COUNTS:
         terminalreporter.section("images shown per notebook")
         for name, seen in sorted(IMAGE_COUNTS.items()):

@@ -7,7 +7,10 @@ Markdown and the PNG plots of its outputs alike) must load with a non-zero size;
 many images as the notebook stores, and each notebook at least one. Then the site (scripts/build_site.py,
 built from the same copy into a temporary folder while JupyterLab is checked) is opened page by page
 from `file://` with the same checks. A notebook without any picture fails, named in the test's id. The
-image counts are listed at the end of the pytest run. About two minutes in all.
+image counts are listed at the end of the pytest run. Last, the copies a learner opens (the learner's copy,
+the solutions copy, the student edition) are built into temporary folders by their scripts and served as built:
+each notebook with a figure in its Markdown must load every image there too; the count of images loaded per
+copy is listed at the end. About five minutes in all.
 
 Run with `.venv/bin/python -m pytest tests/browser/test_figures_in_browser.py` (not part of `pytest tests`).
 """
@@ -18,12 +21,14 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from scripts import browser_check, build_site
+from scripts import browser_check, build_site, build_student_edition, learner_copy
 from scripts.project import course_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,20 +92,12 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def lab_page(chromium, tmp_path_factory):
-    """JupyterLab over a copy of notebooks/ (browser_check.LAB_SETTINGS: no windowing), open in a page of
-    `chromium`, with `window.jupyterapp` to open and close notebooks without reloading the page.
-    Yields (page, blocked requests, the folder of the notebooks JupyterLab serves, (the site's build, its folder)).
-
-    The site is built from the same copy, by scripts/build_site.py in a process of its own that runs
-    while JupyterLab is checked; the `site` fixture waits for it."""
-    with browser_check.jupyterlab(NOTEBOOKS[0], extra_args=("--LabApp.expose_app_in_browser=True",)) as lab:
-        served = lab.root / "notebooks"
-        out = tmp_path_factory.mktemp("site")
-        build = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "build_site.py"), "--out", str(out),
-                                  *(str(served / notebook.name) for notebook in NOTEBOOKS)],
-                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+@contextmanager
+def lab_in_chromium(chromium, **lab_args) -> Iterator[tuple]:
+    """JupyterLab (`browser_check.jupyterlab(**lab_args)`, with `window.jupyterapp` to open and close notebooks
+    without reloading the page) open in a page of `chromium` that may reach only the local server and `data:`.
+    Yields (page, blocked requests, the folder of the notebooks JupyterLab serves)."""
+    with browser_check.jupyterlab(extra_args=("--LabApp.expose_app_in_browser=True",), **lab_args) as lab:
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
         blocked: list[str] = []
 
@@ -117,9 +114,27 @@ def lab_page(chromium, tmp_path_factory):
         page.wait_for_function("() => window.jupyterapp", timeout=90_000)
         page.evaluate("async () => { await window.jupyterapp.restored; }")  # its commands are registered
         try:
-            yield page, blocked, served, (build, out)
+            yield page, blocked, lab.root / "notebooks"
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def lab_page(chromium, tmp_path_factory):
+    """JupyterLab over a copy of notebooks/ (browser_check.LAB_SETTINGS: no windowing), open in a page of
+    `chromium`. Yields (page, blocked requests, the folder of the notebooks JupyterLab serves, (the site's
+    build, its folder)).
+
+    The site is built from the same copy, by scripts/build_site.py in a process of its own that runs
+    while JupyterLab is checked; the `site` fixture waits for it."""
+    with lab_in_chromium(chromium, notebook=NOTEBOOKS[0]) as (page, blocked, served):
+        out = tmp_path_factory.mktemp("site")
+        build = subprocess.Popen([sys.executable, "-m", "scripts.build_site", "--out", str(out),
+                                  *(str(served / notebook.name) for notebook in NOTEBOOKS)],
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            yield page, blocked, served, (build, out)
+        finally:
             if build.poll() is None:  # the site was not asked for
                 build.kill()
             build.communicate()
@@ -214,3 +229,38 @@ def test_every_image_loads_in_the_site(chromium, site, notebook, image_counts):
     assert not outside, f"the page tried to load {outside}"
     assert all(i["alt"].strip() for i in images), f"{notebook.stem}.html: an image has no alt text"
     assert images, f"{notebook.stem}.html shows no figure in the site: every notebook needs at least one"
+
+
+# The copies a learner opens, built as their make targets build them (into a temporary folder, never the real
+# my-course/) and served as they are, links included: every picture must load there too.
+COPIES: dict[str, Callable[[Path], int]] = {
+    "learner copy": lambda out: learner_copy.main(["--out", str(out)]),  # make lab
+    "solutions copy": lambda out: learner_copy.main(["--solutions", "--out", str(out)]),  # make lab-solutions
+    "student edition": lambda out: build_student_edition.main(["--out", str(out)]),  # make student
+}
+
+
+@pytest.mark.parametrize("copy", COPIES, ids=lambda name: name.replace(" ", "-"))
+def test_every_image_loads_in_each_copy(chromium, tmp_path, copy, copy_counts):
+    """Each notebook whose Markdown shows a figure, opened in JupyterLab over the built copy: every `<img>` (its
+    figures and its stored plots) loads with a non-zero size."""
+    out = tmp_path / "copy"
+    assert COPIES[copy](out) == 0, f"building the {copy} failed"
+    shown = [p for p in sorted((out / "notebooks").glob("[0-9][0-9]_*.ipynb")) if stored_images(p)[0]]
+    assert shown, f"no notebook of the {copy} shows a figure in its Markdown"
+    loaded = figures = 0
+    mark = time.perf_counter()
+    with lab_in_chromium(chromium, notebook=None, serve=out) as (page, blocked, served):
+        for notebook in shown:
+            markdown, outputs = stored_images(notebook)
+            try:
+                panel = open_in_lab(page, served / notebook.name)
+                images = wait_for_images(page, panel, markdown + outputs, f"{notebook.name} in the {copy}",
+                                         scroll=True)
+            finally:
+                close_all(page)
+            loaded += len(images)
+            figures += markdown
+    copy_counts[copy] = (f"{loaded} images loaded ({figures} figures of the Markdown) in {len(shown)} notebooks, "
+                         f"{time.perf_counter() - mark:.0f} s")
+    assert not blocked, f"the page tried to reach outside localhost: {sorted(set(blocked))}"
