@@ -15,7 +15,11 @@ built by the learner, then used from this module).
 - `probability_best(per_question)`: each strategy's share of resamples in which it has the highest mean
   (a tie shares that resample's win equally).
 - `questions_needed(a, b)`: n = ceil((1.96 s / d)^2), the questions that would separate two strategies.
-- `verdict(per_question, costs=...)`: the decision, as a `Verdict` (its `text()` is the paragraph to print).
+- `questions_for_margin(a, b, margin)`: the questions at which half of new sets would show a 90% interval of
+  `a - b` within +/- margin.
+- `rank_order(means, costs)`: best first; equal means put the cheaper first, then the name (the one tie rule).
+- `verdict(per_question, costs=..., margin=...)`: the decision, as a `Verdict` (its `text()` is the paragraph
+  to print): a winner, or the strategies in play, ruled out, and shown as good as the leader within `margin`.
 
 A resample's means are computed from how often it draws each question (a counts matrix times the
 per-question values), so 20 strategies x 500 questions x 10,000 resamples need one 10,000 x 500 matrix,
@@ -33,7 +37,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = [
+    "DEFAULT_MARGIN",
     "DEFAULT_RESAMPLES",
+    "EQUIVALENCE_LEVEL",
     "LEVEL",
     "MAX_QUESTIONS",
     "THRESHOLD",
@@ -43,8 +49,11 @@ __all__ = [
     "mean_intervals",
     "paired_interval",
     "probability_best",
+    "questions_for_margin",
     "questions_needed",
+    "rank_order",
     "verdict",
+    "within_margin",
 ]
 
 DEFAULT_RESAMPLES = 10_000
@@ -54,6 +63,9 @@ LEVEL = 0.95  # interval level: the middle 95% of the resampled means
 THRESHOLD = 0.9  # a winner is best, alone, in at least this share of the resamples
 MAX_QUESTIONS = 10_000  # above this, questions_needed is None: no realistic number
 Z_95 = 1.96
+DEFAULT_MARGIN = 0.05  # "as good as the leader": the 90% interval of the difference within +/- 5 points (0.05)
+EQUIVALENCE_LEVEL = 0.90  # two one-sided tests at 5% each: the middle 90% of the resampled differences
+Z_90 = 1.6448536269514722  # NormalDist().inv_cdf(0.95): the 90% interval's half-width in standard errors
 TIE_TOLERANCE = 1e-12
 
 
@@ -178,6 +190,38 @@ def questions_needed(a: Any, b: Any) -> int | None:
     return max(n, 1) if n <= MAX_QUESTIONS else None
 
 
+def questions_for_margin(a: Any, b: Any, margin: float) -> int | None:
+    """The fewest questions at which half of new question sets would show `a` as good as `b`: the 90% interval
+    of `a - b` within +/- `margin`.
+
+    Assumes new questions differ as these do: the per-question difference keeps its observed mean d and
+    (sample) standard deviation s, and its mean over n questions is normal, so a set shows it when
+    |mean| + z s / sqrt(n) <= margin (z = 1.645). None when |d| >= margin (no number of questions would show
+    it) or more than 10,000 are needed; 2 (a bootstrap's least) when s == 0 and |d| < margin.
+    """
+    a, b = _check_pair(a, b)
+    _check_margin(margin)
+    diff = a - b
+    d, s = abs(float(diff.mean())), float(diff.std(ddof=1))
+    if d >= margin:
+        return None
+    if s == 0:
+        return 2
+    n = np.arange(2, MAX_QUESTIONS + 1)
+    se = s / np.sqrt(n)
+    room = np.maximum(margin - Z_90 * se, 0.0)  # how far the mean may stray from zero and still be shown
+    phi = np.vectorize(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))))
+    shown = np.where(room > 0, phi((room - d) / se) - phi((-room - d) / se), 0.0)
+    enough = np.flatnonzero(shown >= 0.5)
+    return int(n[enough[0]]) if enough.size else None
+
+
+def rank_order(means: Mapping[str, float], costs: Mapping[str, tuple[float, ...]], scale: float = 1.0) -> list[str]:
+    """The strategies best first: highest mean; equal means (to 12 digits of `scale`) the cheaper first, then
+    the name. The one order of chunk-eval's verdict, table, JSON and HTML."""
+    return sorted(means, key=lambda s: (-round(means[s] / scale, 12), costs[s], s))
+
+
 # ---------------------------------------------------------------------------
 # The verdict
 # ---------------------------------------------------------------------------
@@ -193,6 +237,12 @@ class Verdict:
     whose interval lies entirely below zero. `differences[s]` is the interval of s - leader, `intervals[s]`
     the interval of s's own mean, `p_best[s]` its share of resamples as best (ties shared) and
     `p_best_alone[s]` its share as the only best (the one the threshold applies to).
+    `as_good` are the strategies shown as good as the leader: the 90% interval of s - leader (`equivalence[s]`,
+    two one-sided tests at 5%) lies within +/- `margin`. "In play" only says the data cannot rule a strategy
+    out; "as good" says they rule out a loss larger than the margin. `cheapest_as_good` is the cheapest of the
+    leader and `as_good` (None when `as_good` is empty); otherwise `margin_questions` estimates the questions
+    that would show `margin_candidate` as good (`questions_for_margin`; None: no number would).
+    `cheapest_in_play` is kept as data (the cheapest strategy not ruled out) but is no recommendation.
     """
 
     metric: str
@@ -211,12 +261,31 @@ class Verdict:
     resamples: int
     level: float
     threshold: float
+    margin: float
+    as_good: tuple[str, ...]
+    equivalence: Mapping[str, Interval]
+    cheapest_as_good: str | None
+    margin_candidate: str | None
+    margin_questions: int | None
+
+    def state(self, strategy: str) -> str:
+        """"winner", "leader", "as good as the leader", "in play" or "ruled out" (the first that applies)."""
+        if strategy == self.leader:
+            return "winner" if self.winner == strategy else "leader"
+        if strategy in self.as_good:
+            return "as good as the leader"
+        return "ruled out" if strategy in self.ruled_out else "in play"
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON `verdict` object: metric, winner, in_play, ruled_out, questions_needed, cheapest_in_play."""
-        return {"metric": self.metric, "winner": self.winner, "in_play": list(self.in_play),
+        """The JSON `verdict` object: metric, winner, leader, in_play, ruled_out, questions_needed, margin,
+        as_good (each with its 90% interval), cheapest_as_good, the questions that would show the margin, and
+        cheapest_in_play (data, no recommendation)."""
+        return {"metric": self.metric, "winner": self.winner, "leader": self.leader, "in_play": list(self.in_play),
                 "ruled_out": list(self.ruled_out), "questions_needed": self.questions_needed,
-                "cheapest_in_play": self.cheapest_in_play}
+                "margin": self.margin, "as_good": list(self.as_good),
+                "equivalence": {s: [round(x, 6) for x in iv] for s, iv in self.equivalence.items()},
+                "cheapest_as_good": self.cheapest_as_good, "margin_candidate": self.margin_candidate,
+                "margin_questions": self.margin_questions, "cheapest_in_play": self.cheapest_in_play}
 
     def text(self) -> str:
         """The verdict as one paragraph for people."""
@@ -241,8 +310,21 @@ class Verdict:
                 sentences.append(f"No realistic number of questions would separate {lead} from {runner}.")
             else:
                 sentences.append(f"About {self.questions_needed:,} questions would separate {lead} from {runner}.")
-        sentences.append(f"Cheapest in play: {self.cheapest_in_play}.")
+        sentences.append(self._margin_text())
         return " ".join(sentences)
+
+    def _margin_text(self) -> str:
+        """The sentence on the margin: who is shown as good as the leader and the cheapest of them, or why none."""
+        lead, m = self.leader, f"{self.margin:.3f}"
+        rule = f"90% interval of the difference to {lead} within +/-{m}"
+        if self.as_good:
+            shown = "; ".join(f"{s} {_span(*self.equivalence[s])}" for s in self.as_good)
+            return f"As good as the leader ({rule}): {shown}. Cheapest of these and {lead}: {self.cheapest_as_good}."
+        text = f"No strategy shown as good as the leader yet ({rule})"
+        if self.margin_candidate is None:
+            return text + "; no number of questions would show one: every observed difference exceeds the margin."
+        return (text + f"; about {self.margin_questions:,} questions would show {self.margin_candidate}, if its "
+                f"per-question differences to {lead} kept their observed mean and spread (half of such sets would).")
 
 
 def _span(mean: float, low: float, high: float) -> str:
@@ -251,14 +333,16 @@ def _span(mean: float, low: float, high: float) -> str:
 
 def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric: str = "recall_at_k",
             resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = LEVEL,
-            threshold: float = THRESHOLD) -> Verdict:
+            threshold: float = THRESHOLD, margin: float = DEFAULT_MARGIN) -> Verdict:
     """Name a winner among strategies scored on the same questions, or say why there is none yet.
 
     `per_question` maps each strategy id to its per-question values of `metric` (higher is better); `costs`
-    maps each to its cost (lower is cheaper; a tuple is compared in order), which picks `cheapest_in_play`.
-    Ties of mean and cost keep the order of `per_question`.
+    maps each to its cost (lower is cheaper; a tuple is compared in order), which picks `cheapest_as_good`.
+    `margin` (in the metric's units) is the loss against the leader still counted as "as good". Strategies are
+    ordered by `rank_order` (equal means: the cheaper first, then the name).
     """
     checked, cost = _check_verdict_args(per_question, costs, metric, resamples, seed, level, threshold)
+    _check_margin(margin)
     names = list(checked)
     matrix = np.stack(list(checked.values()))
     n = matrix.shape[1]
@@ -267,10 +351,11 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
     scale = _scale(matrix)
     shared, alone = _best_shares(means, scale)
     full = matrix.mean(axis=1)
-    # highest mean first, then most resamples won, then input order (rounded: equal sums added in another order)
-    order = sorted(range(len(names)), key=lambda i: (-round(full[i] / scale, 12), -round(shared[i], 12), i))
+    ranked = rank_order(dict(zip(names, full.tolist())), cost, scale)
+    order = [names.index(s) for s in ranked]
     lead, runner = order[0], order[1]
-    bounds = _bounds(_resampled_means(matrix - matrix[lead], counts), level)
+    resampled = _resampled_means(matrix - matrix[lead], counts)
+    bounds, close = _bounds(resampled, level), _bounds(resampled, EQUIVALENCE_LEVEL)
     differences = {names[i]: Interval(float(full[i] - full[lead]) if i != lead else 0.0,
                                       float(bounds[0, i]), float(bounds[1, i])) for i in range(len(names))}
     own = _bounds(means, level)
@@ -278,13 +363,29 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
     ruled_out = tuple(names[i] for i in order[1:] if differences[names[i]].high < 0)
     in_play = tuple(names[i] for i in order if names[i] not in ruled_out)
     winner = names[lead] if alone[lead] >= threshold and len(ruled_out) == len(names) - 1 else None
+    equivalence = {names[i]: Interval(differences[names[i]].mean, float(close[0, i]), float(close[1, i]))
+                   for i in order[1:]}
+    as_good = tuple(s for s, iv in equivalence.items() if within_margin(iv, margin, scale))
+    needed = {s: questions_for_margin(matrix[names.index(s)], matrix[lead], margin) for s in equivalence}
+    reachable = [s for s in equivalence if needed[s] is not None]
+    candidate = None if as_good or not reachable else min(reachable, key=lambda s: (needed[s], ranked.index(s)))
     return Verdict(
         metric=metric, winner=winner, leader=names[lead], runner_up=names[runner], in_play=in_play,
         ruled_out=ruled_out, questions_needed=questions_needed(matrix[lead], matrix[runner]),
         cheapest_in_play=min(in_play, key=lambda s: cost[s]), questions=n, intervals=intervals,
         differences={s: differences[s] for s in names if s != names[lead]},
         p_best={s: float(p) for s, p in zip(names, shared)}, p_best_alone={s: float(p) for s, p in zip(names, alone)},
-        resamples=int(resamples), level=float(level), threshold=float(threshold))
+        resamples=int(resamples), level=float(level), threshold=float(threshold), margin=float(margin),
+        as_good=as_good, equivalence=equivalence,
+        cheapest_as_good=min((names[lead], *as_good), key=lambda s: (cost[s], s)) if as_good else None,
+        margin_candidate=candidate, margin_questions=None if candidate is None else needed[candidate])
+
+
+def within_margin(difference: Sequence[float], margin: float, scale: float = 1.0) -> bool:
+    """True when an interval (mean, low, high) of a difference lies within +/- `margin` (bounds included, to
+    12 digits of `scale`): the equivalence test behind "as good as the leader"."""
+    _, low, high = difference
+    return round((low + margin) / scale, 12) >= 0 and round((margin - high) / scale, 12) >= 0
 
 
 # ---------------------------------------------------------------------------
@@ -365,6 +466,14 @@ def _check_mean_intervals_args(per_question: Any, resamples: Any, seed: Any, lev
         raise ValueError("per_question's series have different numbers of questions; give each the same questions")
     _check_settings(resamples, seed, level)
     return checked
+
+
+def _check_margin(margin: Any) -> None:
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)):
+        raise TypeError(f"margin must be a number in the metric's units (0.05 = 5 points), not {type(margin).__name__}")
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin={margin}: use a positive number in the metric's units (the default is "
+                         f"{DEFAULT_MARGIN}, 5 points of a metric in [0, 1])")
 
 
 def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:

@@ -40,7 +40,7 @@ def brute_interval(values, resamples, seed, level=0.95):
     return float(np.mean(values)), float(low), float(high)
 
 
-def brute_verdict(per_question, resamples, seed, level=0.95, threshold=0.9):
+def brute_verdict(per_question, resamples, seed, level=0.95, threshold=0.9, margin=1.0):
     """The issue's rules, written out loop by loop (exact ties: use integer-valued inputs)."""
     names = list(per_question)
     n = len(per_question[names[0]])
@@ -55,15 +55,17 @@ def brute_verdict(per_question, resamples, seed, level=0.95, threshold=0.9):
         if len(tied) == 1:
             alone[tied[0]] += 1 / resamples
     full = {s: sum(float(x) for x in per_question[s]) / n for s in names}
-    ordered = sorted(names, key=lambda s: (-full[s], -round(shared[s], 12), names.index(s)))
+    ordered = sorted(names, key=lambda s: (-full[s], s))  # the tie rule with equal costs: the name
     lead = ordered[0]
-    diffs = {s: brute_interval(np.asarray(per_question[s], float) - np.asarray(per_question[lead], float),
-                               resamples, seed, level) for s in names if s != lead}
+    gaps = {s: np.asarray(per_question[s], float) - np.asarray(per_question[lead], float) for s in names if s != lead}
+    diffs = {s: brute_interval(gap, resamples, seed, level) for s, gap in gaps.items()}
+    close = {s: brute_interval(gap, resamples, seed, 0.9) for s, gap in gaps.items()}
     ruled_out = [s for s in ordered[1:] if diffs[s][2] < 0]
     in_play = [s for s in ordered if s not in ruled_out]
     winner = lead if alone[lead] >= threshold and all(d[2] < 0 for d in diffs.values()) else None
+    as_good = [s for s in ordered[1:] if -margin <= close[s][1] and close[s][2] <= margin]
     return {"winner": winner, "leader": lead, "in_play": in_play, "ruled_out": ruled_out, "shared": shared,
-            "alone": alone, "diffs": diffs}
+            "alone": alone, "diffs": diffs, "close": close, "as_good": as_good}
 
 
 small_scores = st.lists(st.integers(0, 3), min_size=2, max_size=12)
@@ -96,9 +98,12 @@ def test_mean_interval_matches_brute_force_on_floats(values, seed, level):
 @settings(max_examples=60, deadline=None)
 @given(per_question=strategy_sets(), seed=st.integers(0, 999))
 def test_verdict_matches_brute_force(per_question, seed):
-    expected = brute_verdict(per_question, 80, seed)
-    got = verdict(per_question, costs=dict.fromkeys(per_question, 1), resamples=80, seed=seed)
+    expected = brute_verdict(per_question, 80, seed)  # values 0-3: a margin of 1 is sometimes met, sometimes not
+    got = verdict(per_question, costs=dict.fromkeys(per_question, 1), resamples=80, seed=seed, margin=1.0)
     assert got.winner == expected["winner"]
+    assert list(got.as_good) == expected["as_good"]
+    for s, interval in expected["close"].items():
+        assert tuple(got.equivalence[s]) == pytest.approx(interval, abs=1e-12)
     assert got.leader == expected["leader"]
     assert list(got.in_play) == expected["in_play"]
     assert list(got.ruled_out) == expected["ruled_out"]
@@ -282,10 +287,14 @@ def test_a_clear_winner_and_its_text():
     assert result.winner == "recursive:256" == result.leader == result.cheapest_in_play
     assert result.in_play == ("recursive:256",)
     assert result.ruled_out == ("recursive:512", "fixed:256")
-    assert result.as_dict() == {"metric": "recall_at_k", "winner": "recursive:256", "in_play": ["recursive:256"],
-                                "ruled_out": ["recursive:512", "fixed:256"],
-                                "questions_needed": result.questions_needed,
+    assert result.as_dict() == {"metric": "recall_at_k", "winner": "recursive:256", "leader": "recursive:256",
+                                "in_play": ["recursive:256"], "ruled_out": ["recursive:512", "fixed:256"],
+                                "questions_needed": result.questions_needed, "margin": 0.05, "as_good": [],
+                                "equivalence": {s: [round(x, 6) for x in result.equivalence[s]]
+                                                for s in ("recursive:512", "fixed:256")},
+                                "cheapest_as_good": None, "margin_candidate": None, "margin_questions": None,
                                 "cheapest_in_play": "recursive:256"}
+    assert "no number of questions would show one" in result.text()
     text = result.text()
     assert text.startswith("recursive:256 wins on recall_at_k over 200 questions")
     assert "no decision" not in text
@@ -316,8 +325,9 @@ def test_a_strategy_tied_for_best_is_not_best_for_the_threshold():
     assert result.p_best == {"a": 0.5, "b": 0.5, "c": 0.0}
     assert result.p_best_alone == {"a": 0.0, "b": 0.0, "c": 0.0}
     assert result.winner is None
-    assert result.in_play == ("a", "b") and result.ruled_out == ("c",)
+    assert result.in_play == ("b", "a") and result.ruled_out == ("c",)  # equal means: the cheaper first
     assert result.cheapest_in_play == "b"  # c is cheaper, but ruled out
+    assert result.leader == "b" and result.as_good == ("a",) and result.cheapest_as_good == "b"
     assert "No realistic number of questions" in result.text()
 
 

@@ -12,9 +12,13 @@ reference text (its quote, found in the documents, or its character spans).
 
 The verdict comes first (`course_lib.stats.verdict`, 10,000 paired resamples of the questions): a
 winner only when it is best alone in at least 90% of them and its 95% interval against every other
-strategy lies above zero; otherwise the strategies still in play, those ruled out, the questions that
-would separate the top two, and the cheapest in play (fewest `returned_tokens`, then the smallest
-index; under `--budget`, smallest index, then fewest seconds). Its metric is recall@k unless `--metric` names another.
+strategy lies above zero; otherwise the strategies still in play, those ruled out and the questions that
+would separate the top two. "In play" only says the data cannot rule a strategy out: a strategy is "as good
+as the leader" when the 90% interval of its difference lies within +/- `--margin` (default 0.05, in the
+metric's units), and the cheapest is named only among those (fewest `returned_tokens`, then the smallest
+index; under `--budget`, the smallest index, then the fewest tokens to embed); otherwise the verdict says
+how many questions would show one. Equal means order the cheaper first, then the name, in the verdict, the
+table, the JSON and the HTML. Its metric is recall@k unless `--metric` names another.
 
 Metrics (names and units of `course_lib.evaluation.METRIC_NAMES`, fractions in JSON, percent in the
 terminal table), each row with its own 95% interval over questions (`intervals`). A chunk is relevant

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from course_lib.evaluation import METRIC_NAMES
 from course_lib.settings import OFFLINE_ENV
-from course_lib.stats import paired_interval
+from course_lib.stats import DEFAULT_MARGIN, paired_interval
 from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
 from rag_tools.chunk_eval.report import format_text, render_html
 from rag_tools.chunk_eval.run import EvalReport, evaluate, model_request
@@ -204,6 +204,10 @@ def _parser() -> argparse.ArgumentParser:
                         "cut) instead of the top k")
     parser.add_argument("--metric", default="recall_at_k", choices=METRIC_NAMES, metavar="NAME",
                         help=f"the verdict's metric (default recall_at_k; one of {', '.join(METRIC_NAMES)})")
+    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN, metavar="M", help="the loss against the "
+                        f"leader, in the metric's units, that still counts as 'as good as the leader' (default "
+                        f"{DEFAULT_MARGIN} = 5 points): shown when the difference's 90%% interval lies within +/- M; "
+                        "the cheapest is named only among those")
     parser.add_argument("--baseline", metavar="OLD.json", type=Path, help="an earlier run's --json: exit 1 if a "
                         "strategy's paired 95%% interval against it lies below zero (exit 2 if not comparable)")
     model = parser.add_argument_group("the embedding model (default: the course's all-MiniLM-L6-v2)")
@@ -282,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if checking or args.check:
             return _run_check(args, embedding)
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
-                          model=args.model, embedding=embedding,
+                          margin=args.margin, model=args.model, embedding=embedding,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
                           quiet=args.quiet, on_warning=_warn, on_plan=_plan)
         with report.clock.stage("report"):

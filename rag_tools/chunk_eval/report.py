@@ -61,17 +61,19 @@ def _seconds(value: float | None) -> str:
 
 def decision_table(report: EvalReport, *, seconds: bool = True) -> str:
     """The decision columns, best first: the strategy, the verdict's metric with its 95% interval, answer
-    recall, returned tokens, vectors stored and the seconds embedding the index takes (`seconds=False`: none)."""
+    recall, returned tokens, vectors stored, the seconds embedding the index takes (`seconds=False`: none) and
+    what the verdict made of the row (`Verdict.state`: leader, as good as the leader, in play, ruled out)."""
     metric = TITLES[report.metric].format(k=report.k)
     head = ["strategy", metric, "95% CI", TITLES["answer_recall_at_k"].format(k=report.k), "returned tokens",
-            "vectors", *(["index s"] if seconds else [])]
+            "vectors", *(["index s"] if seconds else []), "verdict"]
     rows = []
     for r in report.results:
         interval = r.intervals.get(report.metric)
         rows.append([r.strategy, f"{100 * r.metrics[report.metric]:.1f}",
                      f"[{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else "-",
                      f"{100 * r.metrics['answer_recall_at_k']:.1f}", f"{r.returned_tokens:.0f}", f"{r.vectors:,}",
-                     *([_seconds(r.embed_seconds)] if seconds else [])])
+                     *([_seconds(r.embed_seconds)] if seconds else []),
+                     report.verdict.state(r.strategy) if report.verdict is not None else "-"])
     return _aligned(head, rows)
 
 
@@ -304,15 +306,16 @@ def _forest_png(report: EvalReport) -> bytes | None:
     names = [r.strategy for r in report.results if r.strategy in verdict.differences or r.strategy == verdict.leader]
     # mean, low, high of each strategy minus the leader, in points (the leader against itself: 0)
     diff = {name: [100 * x for x in verdict.differences.get(name, (0.0, 0.0, 0.0))] for name in names}
-    labels = ["winner" if name == verdict.winner else "leader" if name == verdict.leader
-              else "in play" if name in verdict.in_play else "ruled out" for name in names]
+    labels = [verdict.state(name) for name in names]
     fig = forest_plot(names, [diff[n][0] for n in names],
                       [min(diff[n][1], diff[n][0]) for n in names],  # a percentile bound can sit a hair past
                       [max(diff[n][2], diff[n][0]) for n in names],  # the mean in float arithmetic: draw it whole
                       labels, reference=0.0, reference_label=f"the leader, {verdict.leader}",
                       title=f"{verdict.metric}: each strategy against the leader, {100 * verdict.level:g}% paired "
                             f"intervals over {verdict.questions} questions",
-                      xlabel=f"difference in {verdict.metric} (points)")
+                      xlabel=f"difference in {verdict.metric} (points); shaded: the margin, "
+                             f"+/-{100 * verdict.margin:g}")
+    fig.axes[0].axvspan(-100 * verdict.margin, 100 * verdict.margin, color="tab:green", alpha=0.08, lw=0)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)

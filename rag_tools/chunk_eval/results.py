@@ -60,6 +60,11 @@ class StrategyResult:
                 "seconds": round(self.seconds, 2), "windowed_chunks": self.windowed_chunks,
                 "causes": self.cause_counts, "health": self.health, "cost": self.cost()}
 
+    def cost_key(self, budget: int | None) -> tuple[float, ...]:
+        """What "cheaper" means for the verdict and the tie rule: fewest returned tokens, then the smallest index;
+        under a budget (every strategy returns it) the smallest index, then the fewest tokens to embed it."""
+        return (self.index_bytes, self.embed_tokens) if budget else (self.returned_tokens, self.index_bytes)
+
     def cost(self) -> dict[str, Any]:
         """What the strategy costs: to build its index, to store it, per query, and what the reader reads."""
         return {"vectors": self.vectors, "index_bytes": self.index_bytes, "embed_tokens": self.embed_tokens,

@@ -25,6 +25,7 @@ import numpy as np
 
 from course_lib.embed import VectorCache
 from course_lib.evaluation import METRIC_NAMES
+from course_lib.stats import DEFAULT_MARGIN, rank_order
 from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
 from rag_tools.chunk_eval.health import chunk_health, health_warning
@@ -158,6 +159,15 @@ def record_model(cache: str | Path | None, request: str, embedder: Embedder) -> 
 # ---------------------------------------------------------------------------
 
 
+def ordered(results: Sequence[StrategyResult], metric: str, budget: int | None) -> list[StrategyResult]:
+    """The rows best first by the verdict's tie rule (`course_lib.stats.rank_order`): the higher mean of `metric`;
+    equal means, the cheaper (`StrategyResult.cost_key`), then the name. The table, JSON and HTML keep this order."""
+    by_name = {r.strategy: r for r in results}
+    names = rank_order({r.strategy: r.metrics[metric] for r in results}, {r.strategy: r.cost_key(budget)
+                                                                         for r in results})
+    return [by_name[s] for s in names]
+
+
 def _model_tokens(embedder: Embedder, texts_by_spec: dict[str, list[str]]) -> dict[str, list[int]]:
     """The model's tokens of every text a strategy embeds on its own (each distinct text counted once)."""
     distinct = list(dict.fromkeys(t for texts in texts_by_spec.values() for t in texts))
@@ -200,6 +210,7 @@ def evaluate(
     k: int = 5,
     budget: int | None = None,
     metric: str = "recall_at_k",
+    margin: float = DEFAULT_MARGIN,
     model: str | Path | None = None,
     embedding: Mapping[str, Any] | None = None,
     embedder: Embedder | None = None,
@@ -212,8 +223,9 @@ def evaluate(
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
-    `metric` (one of `METRIC_NAMES`) is the verdict's. `model` is a registry name or a local
-    sentence-transformers folder (default: the course's MiniLM) and `embedding` the rest of
+    `metric` (one of `METRIC_NAMES`) is the verdict's, and `margin` (in its units) the loss against the leader
+    a strategy may show and still be "as good as the leader" (`course_lib.stats.verdict`). `model` is a registry
+    name or a local sentence-transformers folder (default: the course's MiniLM) and `embedding` the rest of
     `rag_tools.embedders.load_embedder`'s options (window, prefixes, an endpoint); `embedder` replaces the
     model altogether (tests pass a small stand-in). `late:` and `rerank:` strategies are refused when the
     model gives no token vectors (the default grid leaves them out, with a warning). `cache=None` keeps no
@@ -228,6 +240,9 @@ def evaluate(
             raise ChunkEvalError(f"--{name} {value!r}: use a whole number >= 1")
     if metric not in METRIC_NAMES:
         raise ChunkEvalError(f"--metric {metric!r} is not a metric; choose one of {', '.join(METRIC_NAMES)}")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 1:
+        raise ChunkEvalError(f"--margin {margin!r}: use a number between 0 and 1 in the metric's units "
+                             f"(0.05 = 5 points; the default is {DEFAULT_MARGIN})")
     clock = StageClock()
     with clock.stage("reading"):
         documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files, on_warning=on_warning)
@@ -328,10 +343,9 @@ def evaluate(
             retrieved=scored["retrieved"], vectors=stored_vectors, embed_tokens=index_tokens,
             embed_seconds=embed_seconds, latency_ms=latency, health=healths[spec.id].to_dict(),
             rerank_seconds=scored.get("rerank_seconds")))
-    results.sort(key=lambda r: (-r.metrics[metric], -r.metrics["recall_at_k"], -r.metrics["ndcg_at_10"],
-                                -r.metrics["mrr"], -r.metrics["iou"], r.strategy))
+    results = ordered(results, metric, budget)
     with clock.stage("bootstrap"):
-        ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget)
+        ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget, margin)
     for r in results:
         line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
                               cl100k[r.strategy])

@@ -26,7 +26,7 @@ from course_lib.evaluation import (
 )
 from course_lib.retrieval import RRF_K
 from course_lib.spans import DocSpan
-from course_lib.stats import Verdict, mean_intervals, verdict
+from course_lib.stats import DEFAULT_MARGIN, Verdict, mean_intervals, verdict
 from course_lib.strategies import StrategySpec
 from rag_tools.chunk_eval.grades import ReferenceGrades, answer_held, miss_cause
 from rag_tools.chunk_eval.inputs import Document, Question, _one_line
@@ -251,16 +251,17 @@ def _score(spec: StrategySpec | RerankSpec, chunk_spans: list[DocSpan], texts: l
 
 
 def _decide(results: list[StrategyResult], documents: Sequence[Document], questions: Sequence[Question],
-            chunked: Chunked, metric: str, k: int, budget: int | None) -> tuple[Verdict | None, list[str]]:
-    """The verdict over the strategies, each row's own 95% intervals (set in place) and the warnings."""
+            chunked: Chunked, metric: str, k: int, budget: int | None,
+            margin: float = DEFAULT_MARGIN) -> tuple[Verdict | None, list[str]]:
+    """The verdict over the strategies (`margin`: "as good as the leader"), each row's own 95% intervals (set in
+    place) and the warnings."""
     if len(questions) >= 2:
         for r in results:
             r.intervals = {m: (iv.low, iv.high) for m, iv in mean_intervals(r.per_question).items()}
     ruling = None
     if len(results) >= 2 and len(questions) >= 2:
-        costs = {r.strategy: (r.index_bytes, r.seconds) if budget else (r.returned_tokens, r.index_bytes)
-                 for r in results}
-        ruling = verdict({r.strategy: r.per_question[metric] for r in results}, costs=costs, metric=metric)
+        ruling = verdict({r.strategy: r.per_question[metric] for r in results},
+                         costs={r.strategy: r.cost_key(budget) for r in results}, metric=metric, margin=margin)
     warnings = size_warnings([r.strategy for r in results], chunked, documents, k, budget)
     warnings += _ambiguous_quotes(documents, questions)
     if len(results) >= 2 and questions:
