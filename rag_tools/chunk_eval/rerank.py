@@ -7,14 +7,19 @@ of the best cosine with any of the chunk's tokens, and the n are re-ordered by t
 the first stage's order); the rest of the ranking follows unchanged. Token vectors come from the
 embedder's `token_vectors` (each chunk's text, as the first stage embeds it, encoded on its own, over
 windows when it is longer than the model reads at once; the question encoded on its own), only for
-the chunks some question's first n hold. They are not cached: reranking costs its encoding every run.
+the chunks some question's first n hold. A chunk's token vectors are cached on disk beside its model's vectors
+(`TokenVectorCache`, keyed on the model and the text), so a second run encodes only what is new; a
+question's are encoded every run (that encoding is part of a reranked query's latency).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +28,9 @@ from course_lib.evaluation import unit_rows
 from course_lib.late_interaction import RERANK_DEPTH, TokenIndex, rerank
 from course_lib.strategies import RERANK_PREFIX, StrategySpec, parse_strategy
 
-__all__ = ["RerankSpec", "TokenVectorError", "parse_with_rerank", "reranked", "token_matrices"]
+__all__ = ["RerankSpec", "TokenVectorCache", "TokenVectorError", "parse_with_rerank", "reranked", "token_matrices"]
+
+TOKEN_FOLDER = "token_vectors"  # inside the model's folder of the vector cache
 
 
 class TokenVectorError(ValueError):
@@ -109,3 +116,45 @@ def reranked(ranking: np.ndarray, depth: int, index: TokenIndex, rows_of: dict[t
     order = rerank(index, query, [spans[int(row)] for row in ranking[:depth]], depth)
     head = np.fromiter((rows_of[s] for s in order), dtype=np.int64, count=len(order))
     return np.concatenate([head, np.asarray(ranking[depth:], dtype=np.int64)])
+
+
+class TokenVectorCache:
+    """Chunk texts' token matrices on disk: one float32 `.npy` per text in `TOKEN_FOLDER` of the model's vector-cache
+    folder (so keyed on the model, and on the text by its sha256), written whole and then renamed. `folder=None`
+    keeps nothing; `read_only=True` reads and writes nothing. A file that cannot be read is encoded again; a
+    write that fails turns writing off for the run (the vectors are still used)."""
+
+    def __init__(self, folder: Path | None, *, read_only: bool = False):
+        self.folder = None if folder is None else Path(folder) / TOKEN_FOLDER
+        self.writable = self.folder is not None and not read_only
+        self.hits = 0
+
+    def _path(self, text: str) -> Path:
+        return self.folder / f"{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}.npy"
+
+    def get(self, text: str) -> np.ndarray | None:
+        """The text's token matrix, or None if it was never stored (or cannot be read)."""
+        if self.folder is None:
+            return None
+        try:
+            matrix = np.load(self._path(text), allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if matrix.ndim != 2 or not len(matrix) or matrix.dtype != np.float32:
+            return None
+        self.hits += 1
+        return matrix
+
+    def put(self, text: str, matrix: np.ndarray) -> None:
+        if not self.writable:
+            return
+        path = self._path(text)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                np.save(handle, np.asarray(matrix, dtype=np.float32), allow_pickle=False)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            self.writable = False

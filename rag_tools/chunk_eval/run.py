@@ -30,6 +30,7 @@ from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
 from rag_tools.chunk_eval.health import chunk_health, health_warning
 from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, read_documents, read_questions
+from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import (
     Plan,
     Spec,
@@ -40,7 +41,13 @@ from rag_tools.chunk_eval.plan import (
     make_plan,
     plan_counts,
 )
-from rag_tools.chunk_eval.rerank import RerankSpec, TokenVectorError, parse_with_rerank, token_matrices
+from rag_tools.chunk_eval.rerank import (
+    RerankSpec,
+    TokenVectorCache,
+    TokenVectorError,
+    parse_with_rerank,
+    token_matrices,
+)
 from rag_tools.chunk_eval.results import EvalReport, StrategyResult
 from rag_tools.chunk_eval.score import _decide, _inputs_sha256, _score, _versions, query_latency
 from rag_tools.chunk_eval.timings import MIN_RATE_TOKENS, EmbeddingRate, StageClock, plan_text
@@ -189,16 +196,21 @@ def _question_tokens(embedder: Embedder, questions: Sequence[Question]) -> list[
 
 
 def _chunk_tokens(embedder: Embedder, spec: Spec, plan: Plan, rows: Sequence[int], clock: StageClock,
-                  made: dict[str, np.ndarray]) -> list[np.ndarray]:
+                  made: dict[str, np.ndarray], stored: TokenVectorCache) -> list[np.ndarray]:
     """The token vectors of a rerank strategy's candidate chunks `rows` (their texts as the first stage embeds
-    them), timed as embedding; `made` keeps them by text, so rerank strategies sharing a chunk encode it once."""
+    them): from `stored` (the disk cache) or encoded, timed as embedding, and stored; `made` keeps them by text,
+    so rerank strategies sharing a chunk encode it once."""
     texts = [plan.search_texts[spec.id][row] for row in rows]
-    new = list(dict.fromkeys(t for t in texts if t not in made))
+    new = [t for t in dict.fromkeys(texts) if t not in made]
+    made.update((t, m) for t in new if (m := stored.get(t)) is not None)
+    new = [t for t in new if t not in made]
     with clock.stage("embedding"):
         try:
             made.update(zip(new, token_matrices(embedder, new, "chunks")))
         except TokenVectorError as error:
             raise ChunkEvalError(f"--strategy {spec.id!r}: {error}") from None
+    for t in new:
+        stored.put(t, made[t])
     return [made[t] for t in texts]
 
 
@@ -220,6 +232,8 @@ def evaluate(
     quiet: bool = True,
     on_warning: Callable[[str], Any] | None = None,
     on_plan: Callable[[str], Any] | None = None,
+    language: str | None = "auto",
+    languages_of_model: Sequence[str] | None = None,
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
@@ -233,7 +247,9 @@ def evaluate(
     stderr. A damaged cache file or a failed cache write is a warning, sent to `on_warning` (default
     `warnings.warn`): the run goes on. `on_plan` receives the plan (documents, questions, strategies,
     chunks, vectors, cached) and the time estimate before anything is embedded. Raises `ChunkEvalError` on
-    bad input. Taught in notebooks/13_your_documents.ipynb, section 2.
+    bad input. `language` is the documents' (an ISO 639-1 code, or "auto" to detect it): BM25's stop words and
+    stems, and a warning when the model was not trained on it (its languages: the registry's model card, or
+    `languages_of_model` for a folder or an endpoint). Taught in notebooks/13_your_documents.ipynb, section 2.
     """
     for name, value in (("k", k), ("budget", budget)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -252,6 +268,7 @@ def evaluate(
                 check_encodable(q.question, f"{Path(questions).name} line {q.line}: question {q.id!r}")
             except ValueError as error:
                 raise ChunkEvalError(str(error)) from None
+        found_language = resolve_language(language, documents)
     specs = parse_strategies(strategies if strategies else default_strategies(documents))
 
     with clock.stage("model_load"):
@@ -264,21 +281,30 @@ def evaluate(
             except ValueError as error:
                 raise ChunkEvalError(str(error)) from None
     specs = _token_vector_strategies(specs, embedder, explicit=bool(strategies), on_warning=on_warning)
+    wrong_language = language_warning(found_language, describe(embedder).get("model") or embedder.name,
+                                      model_languages(model, options, None if loaded_here else embedder,
+                                                      languages_of_model))
+    if wrong_language and on_warning is not None:
+        on_warning(wrong_language)
 
     seconds: dict[str, float] = {}
     with clock.stage("chunking"):
-        chunked = chunk_all(specs, documents, getattr(embedder, "model", None), seconds)
+        chunked = chunk_all(specs, documents, embedder, seconds)  # semantic: breakpoints from the evaluated model
     vector_cache = VectorCache(cache, embedder.name, dim=getattr(embedder, "dim", None), read_only=cache_read_only,
                                on_warning=on_warning)
     if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
         embedder.dim = vector_cache.dim
+    token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     with clock.stage("tokenizing"):  # cl100k counts, and the plan's count of what it will embed
         cl100k = cl100k_counts(specs, chunked)
         plan = make_plan(specs, documents, question_list, chunked, vector_cache, embedder, cl100k)
     counts = plan_counts(plan, specs, documents, question_list, chunked, cl100k)
     stored = EmbeddingRate.load(vector_cache.folder)
     if on_plan is not None:
-        on_plan(plan_text(counts, stored))
+        semantic = [s.id for s in specs if STRATEGIES[s.name].needs_model]
+        on_plan(f"{plan_text(counts, stored)}\n{found_language.text()}" + (
+            f"\nsemantic: {', '.join(semantic)} find their breakpoints with the evaluated model, "
+            f"{describe(embedder).get('model') or embedder.name}" if semantic else ""))
     shared: dict[str, float] = {"reading": clock.seconds["reading"], "model_load": clock.seconds["model_load"]}
     with clock.stage("embedding"):
         measured, question_ms = embed_plan(plan, documents, embedder, vector_cache, seconds, shared, quiet, stored,
@@ -313,8 +339,8 @@ def evaluate(
             scored = _score(spec, spans, [c.text for _, c in pairs], plan.search_texts[spec.id], tokens, vectors,
                             query_vectors, question_list, documents, k, budget,
                             token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock,
-                                                                             token_made))
-                            if rerank else None, query_tokens=question_tokens)
+                                                                             token_made, token_cache))
+                            if rerank else None, query_tokens=question_tokens, language=found_language.lexical)
             search_ms = query_latency(spec, vectors, query_vectors, question_list, scored["bm25_ms"])
         embeds_alone = spec.embeds and spec.variant != "late"
         windowed = sum(n > embedder.max_tokens for n in model_tokens[spec.id]) if embeds_alone else 0
@@ -346,6 +372,8 @@ def evaluate(
     results = ordered(results, metric, budget)
     with clock.stage("bootstrap"):
         ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget, margin)
+    if wrong_language:
+        warned.insert(0, wrong_language)
     for r in results:
         line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
                               cl100k[r.strategy])
@@ -360,7 +388,8 @@ def evaluate(
     return EvalReport(k=k, budget=budget, model=model_facts["model"], embedding=model_facts, documents=documents,
                       questions=question_list, skipped=skipped, results=results, shared_seconds=shared,
                       cache={"vectors_loaded": loaded, "vectors_embedded": len(vector_cache.vectors) - loaded},
-                      metric=metric, verdict=ruling, warnings=warned, versions=_versions(embedder, specs),
+                      metric=metric, verdict=ruling, warnings=warned,
+                      versions=_versions(embedder, specs, found_language),
                       inputs_sha256=_inputs_sha256(documents, question_list), clock=clock,
                       vectors={"requested": plan.requested, "distinct": plan.distinct,
                                "cached": plan.distinct - plan.to_embed, "embedded": plan.to_embed,
@@ -369,4 +398,5 @@ def evaluate(
                                "rate_measured_on": rate.source if rate.tokens else None,
                                "question_embedding_ms": None if question_ms is None else round(question_ms, 2),
                                "token_vector_texts": len(token_made),
+                               "token_vector_texts_cached": token_cache.hits,
                                "token_vector_questions": len(question_tokens)})

@@ -24,12 +24,13 @@ from course_lib.evaluation import (
     span_scores,
     token_prefix_end,
 )
-from course_lib.retrieval import RRF_K
+from course_lib.retrieval import RRF_K, bm25_index, lexical_words
 from course_lib.spans import DocSpan
 from course_lib.stats import DEFAULT_MARGIN, Verdict, mean_intervals, verdict
 from course_lib.strategies import StrategySpec
 from rag_tools.chunk_eval.grades import ReferenceGrades, answer_held, miss_cause
 from rag_tools.chunk_eval.inputs import Document, Question, _one_line
+from rag_tools.chunk_eval.language import Language
 from rag_tools.chunk_eval.rerank import RerankSpec, reranked, token_index
 from rag_tools.chunk_eval.results import Chunked, StrategyResult
 from rag_tools.embedders import Embedder
@@ -59,18 +60,13 @@ def _fuse(dense: np.ndarray, lexical: Sequence[int]) -> np.ndarray:
 
 
 class Bm25Index:
-    """`course_lib.retrieval.bm25_rankings` with its index built once: the same tokenizer, stop words, scores
-    and order (the rows with a positive score, best first, equal scores in row order), one question at a
-    time; each question's milliseconds are kept in `ms`."""
+    """`course_lib.retrieval.bm25_rankings` with its index built once: the same tokenizer (`lexical_words` in
+    `language`, chunks and questions alike), scores and order (the rows with a positive score, best first, equal
+    scores in row order), one question at a time; each question's milliseconds are kept in `ms`."""
 
-    def __init__(self, texts: Sequence[str], stopwords: str | None = "en"):
-        import bm25s
-
-        self._bm25s, self.stopwords = bm25s, stopwords
-        tokenized = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
-        self.retriever = bm25s.BM25()
-        self.retriever.index(tokenized, show_progress=False)
-        self.vocabulary = tokenized.vocab
+    def __init__(self, texts: Sequence[str], language: str | None = "en", *, stem: bool = True):
+        self.language, self.stem = language, stem
+        self.retriever, self.vocabulary = bm25_index(lexical_words(list(texts), language, stem=stem))
         self.ms: list[float] = []
 
     @property
@@ -80,7 +76,7 @@ class Bm25Index:
 
     def ranking(self, query: str) -> np.ndarray:
         t0 = time.perf_counter()
-        words = self._bm25s.tokenize([query], stopwords=self.stopwords, return_ids=False, show_progress=False)[0]
+        words = lexical_words([query], self.language, stem=self.stem)[0]
         known = [w for w in words if w in self.vocabulary]
         if known:
             scores = self.retriever.get_scores(known)
@@ -193,12 +189,12 @@ def _score(spec: StrategySpec | RerankSpec, chunk_spans: list[DocSpan], texts: l
            tokens: list[int], vectors: np.ndarray | None, query_vectors: np.ndarray,
            questions: Sequence[Question], documents: Sequence[Document], k: int, budget: int | None, *,
            token_source: Callable[[list[int]], list[np.ndarray]] | None = None,
-           query_tokens: Sequence[tuple[np.ndarray, float]] = ()) -> dict[str, Any]:
+           query_tokens: Sequence[tuple[np.ndarray, float]] = (), language: str | None = "en") -> dict[str, Any]:
     """Rank the chunks for every question and score what is returned; per-question values and causes.
 
     A chunk that BM25 does not rank (it shares no word with the question) is not retrieved, for every metric.
     A `rerank:` strategy needs `token_source` (chunk rows -> their token matrices) and `query_tokens` (each
-    question's token matrix and the seconds it took).
+    question's token matrix and the seconds it took). `language` is BM25's (`course_lib.retrieval.lexical_words`).
     """
     by_path = {d.path: d for d in documents}
     texts_by_path = {d.path: d.text for d in documents}
@@ -206,7 +202,7 @@ def _score(spec: StrategySpec | RerankSpec, chunk_spans: list[DocSpan], texts: l
     values: dict[str, list[float]] = {m: [] for m in METRIC_NAMES}
     out: dict[str, Any] = {"hit": [], "first_rank": [], "top": [], "best_relevant": [], "causes": [],
                            "retrieved": [], "returned_tokens": [], "returned_rows": []}
-    lexical = Bm25Index(search_texts) if spec.retrieval else None
+    lexical = Bm25Index(search_texts, language) if spec.retrieval else None
     if isinstance(spec, RerankSpec):
         if token_source is None or len(query_tokens) != len(questions):
             raise ValueError("a rerank: strategy needs token_source and one query token matrix per question")
@@ -332,7 +328,7 @@ def _inputs_sha256(documents: Sequence[Document], questions: Sequence[Question])
     return digest.hexdigest()
 
 
-def _versions(embedder: Embedder, specs: Sequence[StrategySpec]) -> dict[str, str]:
+def _versions(embedder: Embedder, specs: Sequence[StrategySpec], language: Language | None = None) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     import course_lib
@@ -346,4 +342,8 @@ def _versions(embedder: Embedder, specs: Sequence[StrategySpec]) -> dict[str, st
         except PackageNotFoundError:
             out[package] = "unknown"
     out["tokenizer"] = f"{TOKENIZER} (tiktoken {out.pop('tiktoken')})"
+    if language is not None:
+        out["language"] = language.text().removeprefix("language: ")
+        if any(s.retrieval for s in specs) and language.lexical:
+            out["snowballstemmer"] = version("snowballstemmer")
     return out

@@ -124,7 +124,7 @@ class PlanCounts:
     to_embed: int  # distinct vectors still to make
     tokens_to_embed: int  # their cl100k tokens (late chunking: the documents' tokens, once each)
     late_documents: int = 0  # documents to encode whole for late strategies
-    token_vector_texts: int = 0  # chunk texts encoded for their token vectors (rerank:; never cached)
+    token_vector_texts: int = 0  # chunk texts that may be encoded for their token vectors (rerank:; at most)
     token_vector_tokens: int = 0
 
 
@@ -145,7 +145,7 @@ def plan_text(counts: PlanCounts, rate: EmbeddingRate | None) -> str:
     c = counts
     late = f", {c.late_documents} document{'s' if c.late_documents != 1 else ''} encoded whole for late:" \
         if c.late_documents else ""
-    rerank = f", {c.token_vector_texts:,} chunk texts encoded for token vectors (rerank:, not cached)" \
+    rerank = f", at most {c.token_vector_texts:,} chunk texts encoded for token vectors (rerank:, cached once made)" \
         if c.token_vector_texts else ""
     what = (f"plan: {c.documents} document{'s' if c.documents != 1 else ''} ({_size(c.document_bytes)}), "
             f"{c.questions} question{'s' if c.questions != 1 else ''}, {c.strategies} "
