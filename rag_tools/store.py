@@ -23,9 +23,11 @@ document old or new, never mixed or empty; Chroma needs a delete and an add, two
 LanceDB sends no telemetry (its OpenTelemetry bridge is opt-in).
 
 What is guaranteed, and how far:
-- One writer at a time. Every write (`reindex`, `reindex_documents`, `update_document`, `add`, `compact`)
-  holds an exclusive lock on the file `.write.lock` in the store folder (`fcntl.flock`; `msvcrt.locking`
-  on Windows), so two processes indexing the same new document one after the other store it once.
+- One writer at a time. Every write (`reindex`, `reindex_documents`, `update_document`, `add`,
+  `commit_fragments`, `compact`) holds an exclusive lock on the file `.write.lock` in the store folder
+  (`fcntl.flock`; `msvcrt.locking` on Windows), so two processes indexing the same new document one after the
+  other store it once. A batch job's workers write fragments without it (`write_fragments`); only the commit
+  that makes them visible takes it.
 - Readers never take that lock (only creating the table does), so a store on a read-only file system
   opens for search, and a slow writer never blocks a reader. `update_document` embeds before it takes the
   lock, so a slow `embed` does not block other writers either (it re-checks the document under the lock).
@@ -69,12 +71,13 @@ from course_lib.chunking import Chunk, markdown_sections
 from rag_tools.embedders import Embedder, embedder_identity
 
 __all__ = ["FILTER_COLUMNS", "INSTALL_HINT", "ChunkStore", "DamagedStoreError", "DocumentChangedError", "Hit",
-           "StoreRow", "Update", "chunk_rows", "content_hash"]
+           "StoreRow", "Update", "batch_running", "chunk_rows", "content_hash", "write_fragments"]
 
 INSTALL_HINT = "pip install -r requirements-store.txt   (or: make setup-store)"
 TABLE = "chunks"
 HEADING_SEPARATOR = " > "
 LOCK_FILE = ".write.lock"
+BATCH_LOCK_FILE = ".batch.lock"  # held shared by every running batch job (`batch_running`)
 FILTER_COLUMNS = ("doc_id", "chunk_index", "heading_path", "page_start", "page_end", "strategy", "model",
                   "doc_sha256")
 _META = ["chunk_index", "start", "end", "text", "heading_path", "page_start", "page_end", "strategy", "model",
@@ -283,6 +286,92 @@ def _embedded_texts(chunks: Sequence[Chunk], embedded_texts: Sequence[str] | Non
     return list(embedded_texts)
 
 
+def _arrow_rows(rows: Sequence[StoreRow], dim: int):
+    """`rows` as an Arrow table of the store's schema; a vector of another dimension or unusable is refused."""
+    import pyarrow as pa
+
+    vectors = np.stack([r.vector for r in rows]).astype(np.float32) if rows else np.empty((0, dim), np.float32)
+    if vectors.shape[1] != dim:
+        raise ValueError(f"vectors have dimension {vectors.shape[1]}; this store holds {dim}")
+    _check_vectors(vectors)
+    columns = {name: [getattr(r, name) for r in rows] for name in _schema(dim).names if name != "vector"}
+    columns["chunk_id"] = [r.chunk_id for r in rows]
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), dim)
+    return pa.table(columns, schema=_schema(dim))
+
+
+def _lance():
+    try:
+        import lance
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"writing fragments needs pylance, part of the optional extra: {INSTALL_HINT}") from exc
+    return lance
+
+
+def write_fragments(path: str | Path, rows: Sequence[StoreRow], dim: int) -> list:
+    """Write `rows` as Lance fragments into the store at `path`, uncommitted; return their metadata.
+
+    What a batch job's worker does (taught in notebooks/14_from_notebook_to_production.ipynb, section 4): the
+    files land in the store's folder, in its schema and data storage version, but no reader sees them until
+    `ChunkStore.commit_fragments` commits them; the metadata returned is small (file names and row counts, no
+    vectors). Files never committed are deleted by `ChunkStore.clean_uncommitted`.
+    """
+    if not rows:
+        return []
+    lance = _lance()
+    uri = str(Path(path) / f"{TABLE}.lance")
+    stored = lance.dataset(uri)
+    records = _arrow_rows(rows, dim)
+    size = stored.schema.field("vector").type.list_size
+    if size != dim:
+        raise ValueError(f"the store in {path} holds {size}-dimensional vectors, not {dim}; pass dim={size}")
+    return lance.fragment.write_fragments(records, uri, schema=records.schema,
+                                          data_storage_version=stored.data_storage_version)
+
+
+@contextmanager
+def _shared_lock(folder: Path, name: str) -> Iterator[None]:
+    """Hold a shared lock on `folder/name` (POSIX; on Windows nothing is held)."""
+    with open(folder / name, "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def _exclusive_or_none(folder: Path, name: str) -> Iterator[bool]:
+    """Try to hold `folder/name` exclusively without waiting: yields False while another process holds it
+    (always False on Windows, where this module takes no such lock)."""
+    with open(folder / name, "a+b") as handle:
+        if fcntl is None:  # pragma: no cover - Windows
+            yield False
+            return
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def batch_running(folder: str | Path) -> Iterator[None]:
+    """Mark a batch job as writing fragments into the store at `folder` for as long as it runs.
+
+    Several jobs may run at once; while any does, `compact` and `clean_uncommitted` keep the files no version
+    lists yet (they may be a running job's fragments, about to be committed).
+    """
+    with _shared_lock(Path(folder), BATCH_LOCK_FILE):
+        yield
+
+
 @contextmanager
 def _write_lock(folder: Path) -> Iterator[None]:
     """Hold the store's exclusive writer lock; another writer waits here until it is released."""
@@ -447,16 +536,7 @@ class ChunkStore:
         return self._table.version
 
     def _records(self, rows: Sequence[StoreRow]):
-        import pyarrow as pa
-
-        vectors = np.stack([r.vector for r in rows]).astype(np.float32) if rows else np.empty((0, self.dim), np.float32)
-        if vectors.shape[1] != self.dim:
-            raise ValueError(f"vectors have dimension {vectors.shape[1]}; this store holds {self.dim}")
-        _check_vectors(vectors)
-        columns = {name: [getattr(r, name) for r in rows] for name in _schema(self.dim).names if name != "vector"}
-        columns["chunk_id"] = [r.chunk_id for r in rows]
-        columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), self.dim)
-        return pa.table(columns, schema=_schema(self.dim))
+        return _arrow_rows(rows, self.dim)
 
     def reindex(self, doc_id: str, rows: Sequence[StoreRow]) -> int:
         """Replace every chunk of `doc_id` with `rows` in ONE commit; return the number written.
@@ -577,19 +657,75 @@ class ChunkStore:
                 self._attempt("writing to", lambda: self._table.add(records), "retry the write")
         return len(rows)
 
+    def commit_fragments(self, doc_ids: Sequence[str], fragments: Sequence[Any]) -> int:
+        """Replace every chunk of `doc_ids` with the rows of `fragments` (from `write_fragments`) in ONE commit.
+
+        The batch job's driver calls this with what a worker sent back: under the writer lock, one Lance
+        `Update` transaction deletes the documents' stored rows (a fragment losing all its rows is dropped,
+        the others get a deletion file) and adds the new fragments, so readers and a crash see all of
+        `doc_ids` old or all new (taught in notebooks/14_from_notebook_to_production.ipynb, section 4).
+        The fragments must hold rows of `doc_ids` only. Returns the new version.
+        """
+        if isinstance(doc_ids, str) or not doc_ids:
+            raise ValueError("doc_ids must be a non-empty list of the documents the fragments replace")
+        where = f"doc_id IN ({', '.join(_sql_literal(_check_doc_id(d)) for d in sorted(set(doc_ids)))})"
+        with _write_lock(self.path):
+            self._attempt("writing to", lambda: self._commit_update(where, list(fragments)), "retry the write")
+        return self.version
+
+    def _commit_update(self, where: str, fragments: list) -> None:
+        """Delete the rows of `where` and add `fragments` in one Lance `Update` commit (caller holds the lock)."""
+        lance = _lance()
+        uri = str(self.path / f"{TABLE}.lance")
+        dataset = lance.dataset(uri)
+        addresses = dataset.to_table(columns=[], filter=where, with_row_address=True).column("_rowaddr")
+        removed, updated = [], []
+        for fragment_id in sorted({a >> 32 for a in addresses.to_pylist()}):  # a row address: fragment << 32 | row
+            kept = dataset.get_fragment(fragment_id).delete(where)
+            if kept is None:
+                removed.append(fragment_id)
+            else:
+                updated.append(kept)
+        if removed or updated or fragments:
+            operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated,
+                                                    new_fragments=fragments)
+            lance.LanceDataset.commit(uri, operation, read_version=dataset.version)
+
+    def discard_fragments(self, fragments: Sequence[Any]) -> int:
+        """Delete the data files of fragments written but not committed (a job that stops); return how many."""
+        data = self.path / f"{TABLE}.lance" / "data"
+        files = [data / f.path for fragment in fragments for f in fragment.files]
+        for file in files:
+            file.unlink(missing_ok=True)
+        return len(files)
+
+    def clean_uncommitted(self) -> int:
+        """Delete the files that no version lists (fragments of a batch job that died, a write killed midway);
+        return how many. Keeps every version, and does nothing while a batch job runs (`batch_running`)."""
+        with _write_lock(self.path), _exclusive_or_none(self.path, BATCH_LOCK_FILE) as alone:
+            if not alone:
+                return 0
+            dataset = _lance().dataset(str(self.path / f"{TABLE}.lance"))
+            stats = self._attempt("cleaning", lambda: dataset.cleanup_old_versions(
+                older_than=timedelta(days=36500), delete_unverified=True), "run clean_uncommitted() again")
+        return stats.data_files_removed + stats.deletion_files_removed
+
     def compact(self) -> dict[str, int]:
         """Merge small data files and delete every old version; return the folder's size before and after.
 
         Each commit keeps the previous version's files, so a store re-indexed often grows without
         bound. Run this when no reader needs an old version; it holds the writer lock, so no
-        write of this module runs meanwhile.
+        write of this module runs meanwhile. While a batch job runs, files that no version lists yet (its
+        fragments) are kept: `clean_uncommitted` deletes them once no job runs.
         """
         bytes_before, files_before = _folder_size(self.path)
-        with _write_lock(self.path), warnings.catch_warnings():
+        with (_write_lock(self.path), _exclusive_or_none(self.path, BATCH_LOCK_FILE) as alone,
+              warnings.catch_warnings()):
             # LanceDB warns that readers of an old version will fail: this module's readers retry on the latest
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
+            # files no version lists are deleted only when no batch job may be about to commit them
             self._attempt("compacting", lambda: self._table.optimize(cleanup_older_than=timedelta(0),
-                                                                     delete_unverified=True),
+                                                                     delete_unverified=alone),
                           "run compact() again")
         bytes_after, files_after = _folder_size(self.path)
         return {"bytes_before": bytes_before, "bytes_after": bytes_after,
