@@ -133,8 +133,8 @@ def test_estimates_come_from_a_measured_rate():
 
 
 def test_a_rate_is_stored_and_a_first_run_measures_one(tmp_path, capsys, monkeypatch):
-    """Without a stored rate the first 64 texts measure one and the estimate follows; the run stores its rate
-    beside the vectors, and the next plan estimates from it."""
+    """Without a stored rate a sample of the run's short and long texts measures one and the estimate follows;
+    the run stores its rate beside the vectors, and the next plan estimates from it."""
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "long.txt").write_text(" ".join(f"Sentence {i} says the pump part {i} lasts {i % 9} years."
@@ -148,8 +148,8 @@ def test_a_rate_is_stored_and_a_first_run_measures_one(tmp_path, capsys, monkeyp
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "estimate: no embedding rate measured yet" in out
-    assert re.search(r"estimate: about \d+ s more of embedding at [\d,]+ cl100k tokens a second \(measured on the "
-                     r"first 64 texts of this run\)", out), out
+    assert re.search(r"estimate: about \d+ s of embedding in all \(([\d.]+ ms a text plus )?[\d,]+ cl100k tokens a "
+                     r"second, measured on 32 short and 32 long texts of this run\)", out), out
     (rate_file,) = (tmp_path / "c").rglob("rate.json")
     assert json.loads(rate_file.read_text())["tokens"] > 2000
     assert main([*args[:3], "fixed:20", *args[4:]]) == 0

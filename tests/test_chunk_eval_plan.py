@@ -79,3 +79,20 @@ def test_semantic_breakpoints_come_from_the_evaluated_model(tmp_path):
     evaluate(docs, questions, ["semantic:24"], k=2, embedder=model, cache=None, on_plan=on_plan)
     assert "semantic: semantic:24 find their breakpoints with the evaluated model" in plans[0]
     assert before_plan[0] >= len(list(docs.rglob("*.*"))), "each document's sentences, embedded while chunking"
+
+
+def test_the_estimate_counts_a_texts_own_cost():
+    """Two timed batches, short and long texts, give the seconds a text and a token take; a set of many short
+    texts is then estimated at their real cost, where tokens alone would miss most of it."""
+    from rag_tools.chunk_eval.timings import EmbeddingRate, calibration_rate
+
+    per_text, per_token = 0.01, 0.001
+    timed = [(32, 320, 32 * per_text + 320 * per_token), (32, 3200, 32 * per_text + 3200 * per_token)]
+    rate = calibration_rate(timed)
+    assert rate.per_text == pytest.approx(per_text) and rate.token_seconds == pytest.approx(per_token)
+    assert rate.estimate(1000, 1000) == pytest.approx(1000 * per_text + 1000 * per_token)
+    by_tokens = EmbeddingRate(rate.tokens, rate.seconds)
+    assert by_tokens.estimate(1000, 1000) < rate.estimate(1000, 1000) / 5, "tokens alone miss the texts' cost"
+    assert "10.0 ms a text plus 1,000 cl100k tokens a second" in rate.text()
+    noisy = calibration_rate([(32, 320, 1.0), (32, 3200, 0.9)])  # the long batch faster: no sensible split
+    assert noisy.per_text == 0 and noisy.estimate(3520, 64) == pytest.approx(1.9)

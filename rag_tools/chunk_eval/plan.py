@@ -28,13 +28,13 @@ from course_lib.tokens import get_encoding
 from rag_tools.chunk_eval.inputs import MARKDOWN_SUFFIXES, ChunkEvalError, Document, Question, _one_line
 from rag_tools.chunk_eval.rerank import RerankSpec
 from rag_tools.chunk_eval.results import Chunked
-from rag_tools.chunk_eval.timings import EmbeddingRate, PlanCounts
+from rag_tools.chunk_eval.timings import EmbeddingRate, PlanCounts, calibration_rate
 from rag_tools.embedders import Embedder, EmbedderError, encode_queries, late_key, vector_key
 
 __all__ = ["Plan", "Spec", "chunk_all", "cl100k_counts", "embed_plan", "has_headings", "make_plan", "plan_counts"]
 
 Spec = StrategySpec | RerankSpec
-CALIBRATION_TEXTS = 64  # without a stored rate, the first texts embedded measure it for the estimate
+CALIBRATION_TEXTS = 32  # without a stored rate, this many short and as many long texts of the run measure it
 LATENCY_QUESTIONS = 5  # questions embedded one at a time (after one to warm up): a question's embedding latency
 
 
@@ -203,11 +203,12 @@ def embed_plan(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
     """Make every planned vector and put it in the cache; late strategies share each document's encoding time.
 
     The questions come last, when the model is warm, the first `LATENCY_QUESTIONS` one at a time, which
-    measures a question's embedding latency. Without a stored `rate`, the first `CALIBRATION_TEXTS` chunk
-    texts measure one and `on_plan` gets the estimate for the rest. Returns the rate measured over the chunk
-    texts and documents embedded, and the median milliseconds of one question (None when every question was
-    cached). An embedder's failure (an endpoint's refusal, say) keeps what was embedded and is one
-    `ChunkEvalError` line.
+    measures a question's embedding latency. Without a stored `rate`, a timed sample of the run's own texts
+    (`calibration_rate`: after one text to warm the model up, `CALIBRATION_TEXTS` short ones and as many long
+    ones) measures the seconds a text and a token take, and `on_plan` gets the estimate for the whole
+    embedding. Returns the rate measured over the chunk texts and documents embedded (with the sample's seconds
+    a text), and the median milliseconds of one question (None when every question was cached). An embedder's
+    failure (an endpoint's refusal, say) keeps what was embedded and is one `ChunkEvalError` line.
     """
     try:
         return _embed_all(plan, documents, embedder, cache, seconds, shared, quiet, rate, on_plan)
@@ -225,22 +226,38 @@ def _embed_all(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
     with tqdm(total=plan.to_embed, desc="chunk-eval: embedding", unit="vector", file=sys.stderr, disable=quiet,
               leave=False) as bar:
         work = [(sid, key, text) for sid, todo in plan.todo.items() if sid for key, text in todo.items()]
-        calibrate = rate is None and on_plan is not None and len(work) > CALIBRATION_TEXTS
-        tokens_done, seconds_done, at = 0, 0.0, 0
-        while at < len(work):
-            part = work[at:at + (CALIBRATION_TEXTS if calibrate and at == 0 else cache.flush_every)]
+        tokens_done, seconds_done, per_text = 0, 0.0, 0.0
+
+        def embed(part: list[tuple[str, str, str]]) -> float:
             t0 = time.perf_counter()
             cache.put([key for _, key, _ in part], embedder.encode([text for _, _, text in part], progress=bar.update))
             took = time.perf_counter() - t0
             counts = [max(plan.tokens[key], 1) for _, key, _ in part]
             for (sid, _, _), n in zip(part, counts):  # a slice may serve several strategies: shared by tokens
                 seconds[sid] += took * n / sum(counts)
-            tokens_done, seconds_done, at = tokens_done + sum(counts), seconds_done + took, at + len(part)
-            if calibrate and at == len(part):
-                first = EmbeddingRate(tokens_done, seconds_done, f"the first {len(part)} texts of this run")
-                left = sum(plan.tokens[key] for _, key, _ in work[at:]) + sum(plan.late_tokens.values())
-                on_plan(f"estimate: about {first.estimate(left) or 0:.0f} s more of embedding at "
-                        f"{first.per_second:,.0f} cl100k tokens a second (measured on {first.source})")
+            return took
+
+        if rate is None and on_plan is not None and len(work) > 2 * CALIBRATION_TEXTS + 1:
+            order = sorted(range(len(work)), key=lambda i: plan.tokens[work[i][1]])
+            half = len(order) // 2
+            picks = [[order[j] for j in np.linspace(lo, hi - 1, CALIBRATION_TEXTS).round().astype(int)]
+                     for lo, hi in ((1, half), (half, len(order)))]  # order[0] warms the model up
+            embed([work[order[0]]])
+            timed = [(len(p), sum(plan.tokens[work[i][1]] for i in p), embed([work[i] for i in p])) for p in picks]
+            first = calibration_rate(timed)
+            per_text = first.per_text
+            taken = {order[0], *picks[0], *picks[1]}
+            tokens_done = sum(max(plan.tokens[work[i][1]], 1) for i in taken)
+            seconds_done = sum(t for _, _, t in timed)
+            work = [w for i, w in enumerate(work) if i not in taken]
+            left = sum(plan.tokens[key] for _, key, _ in work) + sum(plan.late_tokens.values())
+            whole = seconds_done + (first.estimate(left, len(work) + len(plan.late_todo)) or 0)
+            on_plan(f"estimate: about {whole:.0f} s of embedding in all ({first.text()}, measured on "
+                    f"{CALIBRATION_TEXTS} short and {CALIBRATION_TEXTS} long texts of this run)")
+        for at in range(0, len(work), cache.flush_every):
+            part = work[at:at + cache.flush_every]
+            seconds_done += embed(part)
+            tokens_done += sum(max(plan.tokens[key], 1) for _, key, _ in part)
         for doc in documents:
             wanted = plan.late_todo.get(doc.path)
             if not wanted:
@@ -260,7 +277,8 @@ def _embed_all(plan: Plan, documents: Sequence[Document], embedder: Embedder, ca
             for sid in users:  # one encoding serves every late strategy: they share its time
                 seconds[sid] += took / len(users)
         question_ms = _embed_questions(plan, embedder, cache, shared, bar.update)  # last: the model is warm
-    return EmbeddingRate(tokens_done, seconds_done), question_ms
+    texts = sum(map(len, plan.todo.values())) - len(plan.todo[""]) + len(plan.late_todo)
+    return EmbeddingRate(tokens_done, seconds_done, texts=texts, per_text=per_text), question_ms
 
 
 def _embed_questions(plan: Plan, embedder: Embedder, cache: VectorCache, shared: dict[str, float],

@@ -31,6 +31,7 @@ from course_lib.tokens import check_encodable
 from rag_tools.chunk_eval.health import chunk_health, health_warning
 from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, read_documents, read_questions
 from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
+from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import (
     Plan,
     Spec,
@@ -269,6 +270,7 @@ def evaluate(
             except ValueError as error:
                 raise ChunkEvalError(str(error)) from None
         found_language = resolve_language(language, documents)
+        found_language = resolve_language(language, documents)
     specs = parse_strategies(strategies if strategies else default_strategies(documents))
 
     with clock.stage("model_load"):
@@ -286,6 +288,11 @@ def evaluate(
                                                       languages_of_model))
     if wrong_language and on_warning is not None:
         on_warning(wrong_language)
+    wrong_language = language_warning(found_language, describe(embedder).get("model") or embedder.name,
+                                      model_languages(model, options, None if loaded_here else embedder,
+                                                      languages_of_model))
+    if wrong_language and on_warning is not None:
+        on_warning(wrong_language)
 
     seconds: dict[str, float] = {}
     with clock.stage("chunking"):
@@ -294,6 +301,7 @@ def evaluate(
                                on_warning=on_warning)
     if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
         embedder.dim = vector_cache.dim
+    token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     with clock.stage("tokenizing"):  # cl100k counts, and the plan's count of what it will embed
         cl100k = cl100k_counts(specs, chunked)
@@ -347,7 +355,8 @@ def evaluate(
         index_tokens = sum(plan.tokens[key] for key in plan.vector_keys[spec.id]) if spec.embeds else 0
         token_rows = sum(model_tokens[spec.id]) if rerank else 0  # every chunk's token vectors, in a real index
         stored_vectors = (len(pairs) if spec.embeds else 0) + token_rows
-        embed_seconds = rate.estimate(index_tokens * (2 if rerank else 1)) if spec.embeds else 0.0  # None: no rate
+        embed_seconds = rate.estimate(index_tokens * (2 if rerank else 1), len(pairs) * (2 if rerank else 1)) \
+            if spec.embeds else 0.0  # None: no rate
         seconds[spec.id] += time.perf_counter() - t0
         with clock.stage("tokenizing"):
             healths[spec.id] = chunk_health(spans, tokens, texts_by_path, size=spec.size,
@@ -374,6 +383,8 @@ def evaluate(
         ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget, margin)
     if wrong_language:
         warned.insert(0, wrong_language)
+    if wrong_language:
+        warned.insert(0, wrong_language)
     for r in results:
         line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
                               cl100k[r.strategy])
@@ -398,5 +409,6 @@ def evaluate(
                                "rate_measured_on": rate.source if rate.tokens else None,
                                "question_embedding_ms": None if question_ms is None else round(question_ms, 2),
                                "token_vector_texts": len(token_made),
+                               "token_vector_texts_cached": token_cache.hits,
                                "token_vector_texts_cached": token_cache.hits,
                                "token_vector_questions": len(question_tokens)})

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["STAGES", "EmbeddingRate", "PlanCounts", "StageClock", "format_timings", "plan_text"]
+__all__ = ["STAGES", "EmbeddingRate", "PlanCounts", "StageClock", "calibration_rate", "format_timings", "plan_text"]
 
 # The stages of a run, in order; "model_load" is counted apart from the share the others take.
 STAGES = ("reading", "model_load", "chunking", "tokenizing", "embedding", "scoring", "bootstrap", "report")
@@ -65,20 +65,40 @@ class StageClock:
 
 @dataclass
 class EmbeddingRate:
-    """A model's measured embedding speed: `tokens` cl100k tokens embedded in `seconds`."""
+    """A model's measured embedding speed: `tokens` cl100k tokens of `texts` texts embedded in `seconds`, of which
+    `per_text` seconds a text are the cost of a text whatever its length (0: cost by tokens alone)."""
 
     tokens: int
     seconds: float
     source: str = "this run"  # "this run", "the first texts of this run" or "an earlier run"
     question_ms: float | None = None  # the median milliseconds to embed one question alone
+    texts: int = 0
+    per_text: float = 0.0
 
     @property
     def per_second(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
-    def estimate(self, tokens: int) -> float | None:
-        """Seconds to embed `tokens` cl100k tokens at this rate (None without a usable rate)."""
-        return tokens / self.per_second if self.per_second > 0 else None
+    @property
+    def token_seconds(self) -> float:
+        """Seconds a token takes beyond the texts' own cost."""
+        if self.tokens <= 0:
+            return 0.0
+        return max(self.seconds - self.per_text * self.texts, 0.0) / self.tokens
+
+    def estimate(self, tokens: int, texts: int = 0) -> float | None:
+        """Seconds to embed `tokens` cl100k tokens in `texts` texts at this rate (None without a usable rate)."""
+        if self.per_second <= 0:
+            return None
+        if self.per_text > 0 and self.texts:
+            return texts * self.per_text + tokens * self.token_seconds
+        return tokens / self.per_second
+
+    def text(self) -> str:
+        """The rate for people: milliseconds a text (when measured) and tokens a second."""
+        if self.per_text > 0 and self.texts and self.token_seconds > 0:
+            return f"{1000 * self.per_text:.1f} ms a text plus {1 / self.token_seconds:,.0f} cl100k tokens a second"
+        return f"{self.per_second:,.0f} cl100k tokens a second"
 
     @staticmethod
     def load(folder: Path | None) -> EmbeddingRate | None:
@@ -89,7 +109,8 @@ class EmbeddingRate:
             data = json.loads((folder / RATE_FILE).read_text(encoding="utf-8"))
             question_ms = data.get("question_ms")
             rate = EmbeddingRate(int(data["tokens"]), float(data["seconds"]), "an earlier run",
-                                 None if question_ms is None else float(question_ms))
+                                 None if question_ms is None else float(question_ms), int(data.get("texts", 0)),
+                                 float(data.get("per_text_seconds", 0.0)))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         return rate if rate.tokens > 0 and rate.seconds > 0 else None
@@ -103,7 +124,8 @@ class EmbeddingRate:
             folder.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps({"tokens": self.tokens, "seconds": round(self.seconds, 3),
                                        "cl100k_tokens_per_second": round(self.per_second, 1),
-                                       "question_ms": self.question_ms}), encoding="utf-8")
+                                       "question_ms": self.question_ms, "texts": self.texts,
+                                       "per_text_seconds": round(self.per_text, 6)}), encoding="utf-8")
             os.replace(tmp, folder / RATE_FILE)
         except OSError:
             tmp.unlink(missing_ok=True)
@@ -155,12 +177,27 @@ def plan_text(counts: PlanCounts, rate: EmbeddingRate | None) -> str:
     work = c.tokens_to_embed + c.token_vector_tokens
     if work == 0:
         return what + "\nestimate: nothing to embed; every vector is in the cache"
-    seconds = rate.estimate(work) if rate is not None else None
+    seconds = rate.estimate(work, c.to_embed + c.token_vector_texts) if rate is not None else None
     if seconds is None:
         return what + ("\nestimate: no embedding rate measured yet for this model; chunk-eval measures one on "
                        "the first texts it embeds")
-    return what + (f"\nestimate: about {_duration(seconds)} of embedding at {rate.per_second:,.0f} cl100k tokens "
-                   f"a second (measured on {rate.source}), plus loading the model")
+    return what + (f"\nestimate: about {_duration(seconds)} of embedding at {rate.text()} (measured on "
+                   f"{rate.source}), plus loading the model")
+
+
+def calibration_rate(timed: list[tuple[int, int, float]]) -> EmbeddingRate:
+    """The rate of two timed batches `(texts, cl100k tokens, seconds)`, short texts and long ones: the seconds a
+    text and a token take (seconds = a * texts + b * tokens, solved for a and b); by tokens alone when that gives
+    a negative cost or the batches hold as many tokens a text (a and b cannot be told apart)."""
+    (n1, t1, s1), (n2, t2, s2) = timed
+    rate = EmbeddingRate(t1 + t2, s1 + s2, "a sample of this run's texts", texts=n1 + n2)
+    det = n1 * t2 - n2 * t1
+    if det:
+        per_text = (s1 * t2 - s2 * t1) / det
+        per_token = (n1 * s2 - n2 * s1) / det
+        if per_text > 0 and per_token > 0:
+            rate.per_text = per_text
+    return rate
 
 
 def format_timings(seconds: dict[str, float], wall: float, embedding: dict[str, int]) -> str:
