@@ -24,7 +24,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from course_lib.chunking.recursive import recursive_chunks
+from course_lib.chunking.sentences import split_sentences
+from course_lib.evaluation import exact_budget
 from course_lib.late import macro_windows
+from course_lib.retrieval import RRF_K, reciprocal_rank_fusion
+from course_lib.stats import DEFAULT_RESAMPLES, paired_interval
+from course_lib.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "notebooks" / "figures"
@@ -33,6 +39,9 @@ DEFAULT_OUT = ROOT / "notebooks" / "figures"
 BLUE, ORANGE, GREEN, PINK = "#0072B2", "#E69F00", "#009E73", "#CC79A7"
 SKY, VERMILION, YELLOW, GREY, INK = "#56B4E9", "#D55E00", "#F0E442", "#BBBBBB", "#222222"
 CHUNK_COLOURS = (SKY, ORANGE, GREEN, PINK, YELLOW)
+# The smallest label, in points: an 11-inch figure (about 1,085 px wide) shown in a 975 px JupyterLab cell
+# reads it at 9.5 x 4/3 x 975 / 1,085 = 11.4 px; tests/test_figures.py holds every label to 11 px.
+LABEL = 9.5
 
 plt.rcParams.update({
     "svg.hashsalt": "chunking-course",  # fixed ids for clip paths and glyphs
@@ -65,7 +74,7 @@ def _box(ax: plt.Axes, x: float, y: float, w: float, h: float, text: str = "", *
 
 
 def _cell(ax: plt.Axes, x: float, y: float, w: float, h: float, colour: str, text: str = "",
-          size: float = 9, alpha: float = 1.0) -> None:
+          size: float = LABEL, alpha: float = 1.0) -> None:
     """A square-cornered cell, used for tokens and bars."""
     ax.add_patch(Rectangle((x, y), w, h, facecolor=colour, edgecolor=INK, linewidth=0.6, alpha=alpha))
     if text:
@@ -77,10 +86,11 @@ def _arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float], c
 
 
 def _brace(ax: plt.Axes, x0: float, x1: float, y: float, text: str, colour: str = INK, below: bool = False,
-           left: bool = False) -> None:
-    """A bracket from x0 to x1 at height y with a label over (or under) it, centred or from its left end."""
+           left: bool = False, gid: str | None = None) -> None:
+    """A bracket from x0 to x1 at height y with a label over (or under) it, centred or from its left end;
+    `gid` names the bracket's line in the SVG (a test measures what it spans)."""
     tick = -0.08 if not below else 0.08
-    ax.plot([x0, x0, x1, x1], [y + tick, y, y, y + tick], color=colour, linewidth=1.3)
+    ax.plot([x0, x0, x1, x1], [y + tick, y, y, y + tick], color=colour, linewidth=1.3, gid=gid)
     ax.text(x0 if left else (x0 + x1) / 2, y + (0.1 if not below else -0.1), text, ha="left" if left else "center",
             va="bottom" if not below else "top", fontsize=10, color=colour)
 
@@ -102,9 +112,9 @@ def rag_pipeline() -> plt.Figure:
         x = 0.3 + i * (w + gap)
         highlight = name == "chunk"
         _box(ax, x, y, w, 0.75, name, colour=ORANGE if highlight else SKY, size=13, weight="bold")
-        ax.text(x + w / 2, y - 0.15, choice, ha="center", va="top", fontsize=9.5)
+        ax.text(x + w / 2, y - 0.15, choice, ha="center", va="top", fontsize=LABEL)
         label = "notebook" if len(where) == 2 else "notebooks"
-        ax.text(x + w / 2, y - 1.05, f"{label} {where}", ha="center", va="top", fontsize=9, color=BLUE,
+        ax.text(x + w / 2, y - 1.05, f"{label} {where}", ha="center", va="top", fontsize=LABEL, color=BLUE,
                 style="italic")
         if i:
             _arrow(ax, (x - gap + 0.02, y + 0.375), (x - 0.02, y + 0.375))
@@ -114,18 +124,32 @@ def rag_pipeline() -> plt.Figure:
 
 
 def silent_cut() -> plt.Figure:
-    """What an embedding model reads of a long text: the window, and everything after it dropped."""
-    fig, ax = _canvas(10.0, 2.6)
-    total, window, scale = 1000, 256, 9.0 / 1000
-    x0, y = 0.5, 1.0
-    _cell(ax, x0, y, window * scale, 0.5, SKY, "read: text tokens 1-254")
-    _cell(ax, x0 + window * scale, y, (total - window) * scale, 0.5, GREY,
-          "never read: text tokens 255-1,000, dropped without an error", alpha=0.6)
-    _brace(ax, x0, x0 + window * scale, y + 0.65, "the window: 256 places, 2 of them for [CLS] and [SEP]",
-           colour=BLUE, left=True)
-    _brace(ax, x0, x0 + total * scale, y - 0.15, "the whole document: one vector is made from the blue part only",
-           below=True)
-    ax.text(0.5, 2.35, "One long text, one vector: the cut is silent", fontsize=12, weight="bold", va="center")
+    """What an embedding model reads of a long text: its window ([CLS], the first text tokens, [SEP]); the rest
+    of the document is dropped without a word. MiniLM's default window of 256 places, a 1,000-token document."""
+    total, window, markers = 1000, 256, 2  # markers: [CLS] and [SEP] take two of the window's places
+    read = window - markers
+    fig, ax = _canvas(10.0, 2.9)
+    x0, scale, marker_w = 0.9, 8.6 / total, 0.55  # the two markers drawn wider than one place, to be readable
+    y_doc, y_win = 0.75, 1.65
+    _cell(ax, x0, y_doc, read * scale, 0.45, SKY, f"read: text tokens 1-{read}", size=LABEL)
+    _cell(ax, x0 + read * scale, y_doc, (total - read) * scale, 0.45, GREY,
+          f"never read: text tokens {read + 1}-{total:,}, dropped without an error", size=LABEL, alpha=0.6)
+    ax.text(x0 - 0.1, y_doc + 0.22, "document", ha="right", va="center", fontsize=LABEL)
+    cls = Rectangle((x0 - marker_w, y_win), marker_w, 0.45, facecolor=YELLOW, edgecolor=INK, linewidth=0.6,
+                    gid="cls")
+    sep = Rectangle((x0 + read * scale, y_win), marker_w, 0.45, facecolor=YELLOW, edgecolor=INK, linewidth=0.6,
+                    gid="sep")
+    for patch, label in ((cls, "[CLS]"), (sep, "[SEP]")):
+        ax.add_patch(patch)
+        ax.text(patch.get_x() + marker_w / 2, y_win + 0.22, label, ha="center", va="center", fontsize=LABEL)
+    _cell(ax, x0, y_win, read * scale, 0.45, SKY, f"text tokens 1-{read}", size=LABEL)
+    ax.text(x0 + read * scale + marker_w + 0.1, y_win + 0.22, "what the model reads: one input of\n"
+            f"{window} places, its vector made from it", va="center", fontsize=LABEL)
+    _brace(ax, x0 - marker_w, x0 + read * scale + marker_w, y_win + 0.6,
+           f"the window: {window} places = [CLS] + {read} text tokens + [SEP]", colour=BLUE, left=True,
+           gid="window-bracket")
+    _brace(ax, x0, x0 + total * scale, y_doc - 0.15, f"the whole document: {total:,} text tokens", below=True)
+    ax.text(0.3, 2.7, "One long text, one vector: the cut is silent", fontsize=12, weight="bold", va="center")
     return fig
 
 
@@ -136,14 +160,15 @@ def overlap_windows() -> plt.Figure:
     fig, ax = _canvas(11.0, 4.2)
     cw, x0, y = 0.45, 0.6, 1.4
     for t in range(n):
-        _cell(ax, x0 + t * cw, y, cw, 0.45, "white", str(t), size=8)
+        _cell(ax, x0 + t * cw, y, cw, 0.45, "white", str(t), size=LABEL)
     starts = list(range(0, n - overlap, stride))
     for k, s in enumerate(starts):
         e = min(s + size, n)
         level = y + 0.65 + 0.42 * k
         ax.add_patch(Rectangle((x0 + s * cw, level), (e - s) * cw, 0.3, facecolor=CHUNK_COLOURS[k % 5],
                                edgecolor=INK, linewidth=0.8, alpha=0.85))
-        ax.text(x0 + s * cw + 0.06, level + 0.15, f"window {k + 1}: tokens {s}-{e - 1}", va="center", fontsize=9)
+        ax.text(x0 + s * cw + 0.06, level + 0.15, f"window {k + 1}: tokens {s}-{e - 1}", va="center",
+                fontsize=LABEL)
     for s in starts[1:]:  # shade the overlaps on the token row
         ax.add_patch(Rectangle((x0 + s * cw, y), overlap * cw, 0.45, facecolor=GREY, alpha=0.5, linewidth=0))
     passage = (starts[1] + stride - 1, starts[1] + stride - 1 + overlap + 1)  # the worst place: just before a start
@@ -159,36 +184,60 @@ def overlap_windows() -> plt.Figure:
 
 
 def recursion_tree() -> plt.Figure:
-    """The recursive splitter on the XR-12 manual's 'Starting up' section: split by separators, then merge."""
-    fig, ax = _canvas(11.0, 5.6)
-    ax.text(0.3, 5.35, "Recursive splitting, then the merge step, at 40 tokens", fontsize=12, weight="bold",
+    """The recursive splitter on the XR-12 manual's 'Starting up' section at 40 tokens: split by separators,
+    then merge. Every count is the library's (`count_tokens`, `split_sentences`, `recursive_chunks`), joined
+    spans counted whole: a blank line between two pieces is a token of its own."""
+    size = 40
+    manual = (ROOT / "data" / "xr12_manual.md").read_text(encoding="utf-8")
+    section = manual[manual.index("## Starting up"):manual.index("## Routine checks")].strip()
+    head_end = section.index("\n\n")
+    body = section.index("\n\n") + 2  # where the paragraph starts
+    sentences = [(body + s, body + e) for s, e in split_sentences(section[body:])]
+    chunks = recursive_chunks(section, size)
+    n = {"section": count_tokens(section), "heading": count_tokens(section[:head_end]),
+         "paragraph": count_tokens(section[body:]), "blank": count_tokens(section[head_end:body])}
+    counts = [count_tokens(section[s:e].strip()) for s, e in sentences]
+    if len(sentences) != 4 or len(chunks) != 3 or chunks[0].text != section[:head_end]:
+        raise ValueError("the figure draws a heading, four sentences and three chunks: the manual changed")
+    three_sentences = count_tokens(section[sentences[0][0]:sentences[2][1]].strip())
+    joined = count_tokens(section[:chunks[1].end])  # the heading, the blank line and chunk 2, as the merge counts
+    if n["heading"] + n["blank"] + chunks[1].n_tokens != joined:
+        raise ValueError("the figure's sum heading + blank line + chunk 2 would not equal the joined span's count")
+
+    fig, ax = _canvas(11.0, 6.4)
+    ax.text(0.3, 6.15, f"Recursive splitting, then the merge step, at {size} tokens", fontsize=12, weight="bold",
             va="center")
-    _box(ax, 3.4, 4.45, 4.2, 0.55, "section 'Starting up': 71 tokens, too big", colour=GREY)
-    ax.text(7.8, 4.72, 'split on "\\n\\n"', fontsize=9.5, color=BLUE, va="center")
-    _box(ax, 0.8, 3.35, 2.2, 0.55, "'## Starting up': 3", colour="white", size=9.5)
-    _box(ax, 4.6, 3.35, 4.2, 0.55, "paragraph: 67 tokens, too big", colour=GREY, size=9.5)
-    _arrow(ax, (5.5, 4.43), (1.9, 3.92))
-    _arrow(ax, (5.5, 4.43), (6.7, 3.92))
-    ax.text(9.0, 3.62, "split after each sentence", fontsize=9.5, color=BLUE, va="center")
-    sentences = [("Fill its casing ...\n... never run dry.", 17), ("Open the suction valve ...\n... green button.", 20),
-                 ("It reaches full pressure\n... ten seconds.", 9), ("If the gauge stays below\n... sump level.", 21)]
-    w, y, x_first = 1.95, 2.1, 2.6
-    xs = [x_first + i * (w + 0.1) for i in range(4)]
-    for x, (text, tokens) in zip(xs, sentences):
-        _box(ax, x, y, w, 0.75, f"{text}\n{tokens} tokens", size=8.5)
-        _arrow(ax, (6.7, 3.33), (x + w / 2, y + 0.77))
-    ax.text(0.3, 0.55, "merge: add pieces in order while the chunk stays within 40 tokens", fontsize=9.5,
-            color=BLUE)
-    chunks = [(0.8, 2.2, "chunk 1: 3", SKY, [(1.9, 3.33)]),
-              (xs[0], xs[1] + w, "chunk 2: 17 + 20 = 37; adding 9 would pass 40", ORANGE,
-               [(xs[0] + w / 2, y - 0.02), (xs[1] + w / 2, y - 0.02)]),
-              (xs[2], xs[3] + w, "chunk 3: 9 + 21 = 30", GREEN, [(xs[2] + w / 2, y - 0.02), (xs[3] + w / 2, y - 0.02)])]
-    for x0, x1, label, colour, sources in chunks:
-        _box(ax, x0, 0.95, x1 - x0, 0.55, label, colour=colour, size=9)
+    _box(ax, 3.2, 5.25, 4.6, 0.55, f"section 'Starting up': {n['section']} tokens, too big", colour=GREY)
+    ax.text(8.0, 5.52, 'split on "\\n\\n"', fontsize=LABEL, color=BLUE, va="center")
+    _box(ax, 0.3, 4.15, 1.95, 0.55, f"'{section[:head_end]}': {n['heading']}", colour="white", size=LABEL)
+    ax.text(2.4, 4.42, f'"\\n\\n": {n["blank"]}', fontsize=LABEL, va="center", color=BLUE)
+    _box(ax, 4.6, 4.15, 4.2, 0.55, f"paragraph: {n['paragraph']} tokens, too big", colour=GREY, size=LABEL)
+    _arrow(ax, (5.5, 5.23), (1.28, 4.72))
+    _arrow(ax, (5.5, 5.23), (6.7, 4.72))
+    ax.text(9.0, 4.42, "split after each\nsentence", fontsize=LABEL, color=BLUE, va="center")
+    w, y, x_first = 1.95, 2.75, 2.45
+    xs = [x_first + i * (w + 0.12) for i in range(4)]
+    for k, (x, (s, e), tokens) in enumerate(zip(xs, sentences, counts)):
+        words = section[s:e].split()
+        _box(ax, x, y, w, 0.9, f"{' '.join(words[:3])} ...\n... {' '.join(words[-2:])}\n"
+             f"sentence {k + 1}: {tokens}", size=LABEL)
+        _arrow(ax, (6.7, 4.13), (x + w / 2, y + 0.92))
+    spans = [(0.3, 2.25, f"chunk 1: heading, {chunks[0].n_tokens}", SKY, [(1.28, 4.13)]),
+             (xs[0], xs[1] + w, f"chunk 2: sentences 1-2, {chunks[1].n_tokens}", ORANGE,
+              [(xs[0] + w / 2, y - 0.02), (xs[1] + w / 2, y - 0.02)]),
+             (xs[2], xs[3] + w, f"chunk 3: sentences 3-4, {chunks[2].n_tokens}", GREEN,
+              [(xs[2] + w / 2, y - 0.02), (xs[3] + w / 2, y - 0.02)])]
+    for x0, x1, label, colour, sources in spans:
+        _box(ax, x0, 1.65, x1 - x0, 0.5, label, colour=colour, size=LABEL)
         for source in sources:
-            _arrow(ax, source, ((x0 + x1) / 2, 1.52))
-    ax.text(0.3, 0.2, "Counts are cl100k_base tokens; the three chunks are what recursive_chunks(section, size=40) "
-            "returns. Notebook 04 builds both steps.", fontsize=9, style="italic")
+            _arrow(ax, source, ((x0 + x1) / 2, 2.17))
+    ax.text(0.3, 1.25, f"merge, bottom-up: pieces join while the joined span stays within {size} tokens; "
+            f"sentences 1-3 would hold {three_sentences}", fontsize=LABEL, color=BLUE)
+    ax.text(0.3, 0.85, f"one level up, the heading cannot join chunk 2: heading + \"\\n\\n\" + chunk 2 = "
+            f"{n['heading']} + {n['blank']} + {chunks[1].n_tokens} = {joined} tokens, over {size}",
+            fontsize=LABEL, color=VERMILION)
+    ax.text(0.3, 0.35, f"Counts are cl100k_base tokens of each span as written; the three chunks are what "
+            f"recursive_chunks(section, size={size}) returns.", fontsize=LABEL, style="italic")
     return fig
 
 
@@ -199,20 +248,20 @@ def overlap_repeats() -> plt.Figure:
     sw, x0, y = 1.0, 0.5, 3.2
     for s in range(8):
         colour = VERMILION if s == 3 else "white"
-        _cell(ax, x0 + s * sw, y, sw, 0.45, colour, f"sentence {s + 1}", size=9, alpha=0.9 if s == 3 else 1)
+        _cell(ax, x0 + s * sw, y, sw, 0.45, colour, f"sentence {s + 1}", size=LABEL, alpha=0.9 if s == 3 else 1)
     for k in range(7):  # chunks of 2 sentences, stride 1 sentence (50% overlap)
         yk = y - 0.45 - 0.33 * k
         ax.add_patch(Rectangle((x0 + k * sw, yk), 2 * sw, 0.25, facecolor=CHUNK_COLOURS[k % 5], edgecolor=INK,
                                linewidth=0.6))
-        ax.text(x0 + k * sw + 0.05, yk + 0.125, f"chunk {k + 1}", va="center", fontsize=8.5)
+        ax.text(x0 + k * sw + 0.05, yk + 0.125, f"chunk {k + 1}", va="center", fontsize=LABEL)
     ax.text(x0, 0.55, "Chunks of two sentences with one sentence of overlap (50%):\n"
             "sentence 4 sits in chunks 3 and 4.", fontsize=10)
     results = ["1. chunk 4 (holds sentence 4)", "2. chunk 3 (holds sentence 4)", "3. chunk 5",
                "4. chunk 2", "5. chunk 6"]
-    ax.text(9.85, 2.75, "top 5 for a question\nabout sentence 4", fontsize=10, ha="center", weight="bold")
+    ax.text(9.775, 2.75, "top 5 for a question\nabout sentence 4", fontsize=10, ha="center", weight="bold")
     for i, line in enumerate(results):
-        _box(ax, 8.75, 2.2 - i * 0.42, 2.2, 0.34, line, colour=VERMILION if i < 2 else "white", size=8.5)
-    ax.text(9.85, 0.12, "two of the five slots hold\nthe same sentence", fontsize=8.5, ha="center")
+        _box(ax, 8.6, 2.2 - i * 0.42, 2.35, 0.34, line, colour=VERMILION if i < 2 else "white", size=LABEL)
+    ax.text(9.775, 0.12, "two of the five slots hold\nthe same sentence", fontsize=LABEL, ha="center")
     return fig
 
 
@@ -230,15 +279,15 @@ def naive_vs_late() -> plt.Figure:
         ax.text(0.3, y + 0.35, label, fontsize=12, weight="bold", va="center")
         for i, (text, colour) in enumerate(steps):
             x = 1.35 + i * 1.95
-            _box(ax, x, y, 1.6, 0.7, text, colour=colour, size=9.5)
+            _box(ax, x, y, 1.6, 0.7, text, colour=colour, size=LABEL)
             if i:
                 _arrow(ax, (x - 0.33, y + 0.35), (x - 0.02, y + 0.35))
     ax.text(1.35, 2.55, "each chunk's tokens see only their own chunk: 'It' cannot know it is the XR-12",
-            fontsize=9.5, color=VERMILION)
+            fontsize=LABEL, color=VERMILION)
     ax.text(1.35, 0.75, "every token has seen the whole document before the chunk boundaries are applied",
-            fontsize=9.5, color=BLUE)
+            fontsize=LABEL, color=BLUE)
     ax.text(1.35, 0.3, "The boundaries are the same in both rows; only when they are applied differs.",
-            fontsize=9.5, style="italic")
+            fontsize=LABEL, style="italic")
     return fig
 
 
@@ -258,92 +307,117 @@ def macro_window_plan() -> plt.Figure:
                                edgecolor=INK, hatch="///", linewidth=0.8))
         ax.add_patch(Rectangle((x0 + wdw.keep_start * scale, y), (wdw.keep_end - wdw.keep_start) * scale, 0.4,
                                facecolor=CHUNK_COLOURS[k], edgecolor=INK, linewidth=0.8))
-        ax.text(x0 + wdw.keep_start * scale + 0.08, y + 0.2,
-                f"window {k + 1}: reads {wdw.start}-{wdw.end - 1}, keeps {wdw.keep_start}-{wdw.keep_end - 1}",
-                va="center", fontsize=9)
+        label = f"window {k + 1}: reads {wdw.start}-{wdw.end - 1}, keeps {wdw.keep_start}-{wdw.keep_end - 1}"
+        if wdw.end == n_tokens and k:  # the last window sits at the right edge: its label goes to its left
+            ax.text(x0 + wdw.start * scale - 0.08, y + 0.2, label, va="center", ha="right", fontsize=LABEL)
+        else:
+            ax.text(x0 + wdw.keep_start * scale + 0.08, y + 0.2, label, va="center", fontsize=LABEL)
     ax.text(x0, 0.15, "Coloured: the token vectors a window contributes. Hatched: read for context, then dropped.",
-            fontsize=9.5, style="italic")
+            fontsize=LABEL, style="italic")
     return fig
 
 
 def token_budget() -> plt.Figure:
-    """Whole chunks against an exact budget: the tokens each way returns for one question."""
-    fig, ax = _canvas(11.0, 3.6)
-    ax.text(0.3, 3.35, "Top 5 whole chunks against an exact budget of 1,000 tokens", fontsize=12,
+    """Whole chunks against an exact budget: the tokens each way returns for one question
+    (`course_lib.evaluation.exact_budget` for the last row)."""
+    budget, k = 1000, 5
+    fig, ax = _canvas(11.0, 3.7)
+    ax.text(0.3, 3.45, f"Top {k} whole chunks against an exact budget of {budget:,} tokens", fontsize=12,
             weight="bold", va="center")
-    scale, x0 = 8.0 / 1400, 2.4
-    rows = [("256-token chunks,\ntop 5 whole", [256] * 5, 2.25), ("64-token chunks,\ntop 5 whole", [64] * 5, 1.55),
-            ("any size, exact budget:\nwhole chunks, then the\nnext one cut to fit", [256, 256, 256, 232], 0.6)]
+    scale, x0 = 7.4 / 1400, 2.75
+    rows = [("256-token chunks,\ntop 5 whole", [256] * k, 2.3), ("64-token chunks,\ntop 5 whole", [64] * k, 1.6),
+            ("any size, exact budget:\nwhole chunks, then the\nnext one cut to fit", exact_budget([256] * k, budget),
+             0.6)]
     for label, sizes, y in rows:
-        ax.text(0.3, y + 0.2, label, fontsize=9.5, va="center")
+        ax.text(0.3, y + 0.2, label, fontsize=LABEL, va="center")
         x = x0
-        for k, size in enumerate(sizes):
-            cut = label.startswith("any") and k == len(sizes) - 1
-            _cell(ax, x, y, size * scale, 0.4, CHUNK_COLOURS[k % 5], f"{size}{' (cut)' if cut else ''}", size=8.5)
+        for i, size in enumerate(sizes):
+            cut = label.startswith("any") and i == len(sizes) - 1
+            _cell(ax, x, y, size * scale, 0.4, CHUNK_COLOURS[i % 5], f"{size}{' (cut)' if cut else ''}", size=LABEL)
             x += size * scale
-        ax.text(x + 0.1, y + 0.2, f"{sum(sizes):,} tokens", va="center", fontsize=9.5, weight="bold")
-    ax.plot([x0 + 1000 * scale] * 2, [0.45, 2.8], color=VERMILION, linestyle="--", linewidth=1.5)
-    ax.text(x0 + 1000 * scale, 2.85, "budget: 1,000", color=VERMILION, ha="center", fontsize=9.5)
+        ax.text(x + 0.1, y + 0.2, f"{sum(sizes):,} tokens", va="center", fontsize=LABEL, weight="bold")
+    ax.plot([x0 + budget * scale] * 2, [0.45, 2.85], color=VERMILION, linestyle="--", linewidth=1.5)
+    ax.text(x0 + budget * scale, 2.9, f"budget: {budget:,}", color=VERMILION, ha="center", fontsize=LABEL)
     return fig
 
 
+# The ten questions of notebook 08, section 3 (its cell `few = {...}`): recall@1 of chunkers A and B.
+# tests/test_figures.py checks that they are still the notebook's.
+TEN_QUESTIONS = {"A": (1, 1, 0, 1, 1, 0, 1, 0, 1, 0), "B": (1, 0, 0, 1, 0, 0, 0, 1, 1, 0)}
+
+
 def paired_bootstrap() -> plt.Figure:
-    """The paired bootstrap: resample questions, take one difference of means a resample, read the interval."""
-    rng = np.random.default_rng(7)
-    a = (rng.random(20) < 0.75).astype(float)
-    b = np.where(rng.random(20) < 0.8, a, 1 - a)
-    fig = plt.figure(figsize=(11.0, 4.2))
-    left = fig.add_axes((0.03, 0.08, 0.42, 0.8))
+    """The paired bootstrap on notebook 08's ten questions: resample them, one difference of means A - B a
+    resample, the interval read off the resampled differences (`course_lib.stats.paired_interval`, the same
+    draws: seed 0, `rng.integers(0, n, size=(resamples, n))`)."""
+    a, b = (np.array(TEN_QUESTIONS[name], dtype=float) for name in "AB")
+    diff, n, resamples = a - b, len(a), DEFAULT_RESAMPLES
+    mean, low, high = paired_interval(a, b, resamples=resamples, seed=0)
+    draws = np.random.default_rng(0).integers(0, n, size=(resamples, n))
+    means = diff[draws].mean(axis=1)
+    fig = plt.figure(figsize=(11.0, 4.4))
+    left = fig.add_axes((0.02, 0.06, 0.46, 0.86))
     left.axis("off")
     left.set_xlim(0, 10)
     left.set_ylim(0, 10)
-    left.text(0, 9.6, "20 questions, each scored 1 (found) or 0: A's score, then B's", fontsize=10, weight="bold")
-    for i in range(20):
-        x = 0.4 + (i % 10) * 0.95
-        y = 8.2 if i < 10 else 6.6
-        left.text(x, y, f"q{i + 1}\n{a[i]:.0f} {b[i]:.0f}", ha="center", fontsize=8.5, family="monospace")
-    picks = [rng.integers(0, 20, 20) for _ in range(3)]
-    left.text(0, 5.5, "resample the questions with replacement (3 of 2,000 shown):", fontsize=9.5)
-    for k, pick in enumerate(picks):
-        diff = b[pick].mean() - a[pick].mean()
-        shown = " ".join(f"q{j + 1}" for j in pick[:9])
-        left.text(0.2, 4.6 - 1.2 * k, f"{shown} ...\nB - A = {diff:+.2f}", fontsize=8.5, family="monospace")
-    left.text(0, 0.6, "Each resample keeps the pairs: a question's A and B travel together.", fontsize=9,
+    left.text(0, 9.6, f"{n} questions, each scored 1 (found) or 0", fontsize=LABEL + 0.5, weight="bold")
+    cells = [("", [f"q{i + 1}" for i in range(n)]), ("A", [f"{v:.0f}" for v in a]), ("B", [f"{v:.0f}" for v in b]),
+             ("A - B", [f"{v:+.0f}" if v else "0" for v in diff])]
+    for row, (name, values) in enumerate(cells):
+        y = 8.55 - 0.75 * row
+        left.text(0, y, name, fontsize=LABEL, weight="bold")
+        for i, value in enumerate(values):
+            left.text(1.45 + i * 0.86, y, value, ha="center", fontsize=LABEL, family="monospace")
+    left.text(0, 5.2, f"mean A - B = {mean:+.2f}. Resample the questions with replacement\n"
+              f"(3 of {resamples:,} shown):", fontsize=LABEL)
+    for k in range(3):
+        shown = " ".join(f"q{j + 1}" for j in draws[k])
+        left.text(0.2, 3.75 - 1.05 * k, f"{shown}\nA - B = {means[k]:+.2f}", fontsize=LABEL, family="monospace")
+    left.text(0, 0.35, "A resample keeps the pairs: a question's A and B travel together.", fontsize=LABEL,
               style="italic")
-    right = fig.add_axes((0.55, 0.16, 0.42, 0.68))
-    counts = rng.integers(0, 20, size=(2000, 20))
-    diffs = b[counts].mean(axis=1) - a[counts].mean(axis=1)
-    low, high = np.percentile(diffs, [2.5, 97.5])
-    right.hist(diffs, bins=np.arange(-0.5, 0.55, 0.05), color=SKY, edgecolor=INK, linewidth=0.5)
+    right = fig.add_axes((0.56, 0.16, 0.42, 0.68))
+    values, counts = np.unique(np.round(means, 10), return_counts=True)
+    right.bar(values, counts, width=0.08, color=SKY, edgecolor=INK, linewidth=0.5)
     for bound in (low, high):
         right.axvline(bound, color=VERMILION, linestyle="--")
     right.axvline(0, color=INK, linewidth=1)
-    right.set_title(f"2,000 differences B - A: 95% of them lie in [{low:+.2f}, {high:+.2f}]",
-                    fontsize=10)
-    right.set_xlabel("difference of mean scores, B - A")
-    right.set_ylabel("resamples")
-    right.text(0.02, 0.92, "the interval holds 0:\nno decision yet", transform=right.transAxes, fontsize=9,
-               color=VERMILION, va="top")
+    right.annotate(f"mean {mean:+.2f}", xy=(mean, counts.max()), xytext=(mean + 0.3, counts.max() * 0.95),
+                   fontsize=LABEL, color=BLUE, va="center", arrowprops={"arrowstyle": "-|>", "color": BLUE})
+    right.set_title(f"{resamples:,} differences A - B: 95% of them in [{low:+.2f}, {high:+.2f}]",
+                    fontsize=LABEL + 0.5)
+    right.set_xlabel("difference of mean scores, A - B", fontsize=LABEL + 0.5)
+    right.set_ylabel("resamples", fontsize=LABEL + 0.5)
+    right.tick_params(labelsize=LABEL)
+    right.text(0.98, 0.75, "the interval\nholds 0:\nno decision yet", transform=right.transAxes, fontsize=LABEL,
+               color=VERMILION, va="top", ha="right")
     return fig
 
 
 def context_methods() -> plt.Figure:
-    """What gets embedded and what is returned, for contextual headers, parent-child and hybrid fusion."""
-    fig, ax = _canvas(11.0, 4.4)
-    ax.text(0.3, 4.15, "Three ways to give a chunk its context back", fontsize=12, weight="bold", va="center")
+    """What gets embedded and what is returned, for contextual headers, parent-child and hybrid fusion; the
+    fused order is `course_lib.retrieval.reciprocal_rank_fusion`'s."""
+    vectors, words = ["c3", "c7", "c1"], ["c7", "c9", "c3"]
+    fused = reciprocal_rank_fusion([vectors, words])
+    score = {c: sum(1 / (RRF_K + r.index(c) + 1) for r in (vectors, words) if c in r) for c in fused}
+    third, fourth = fused[2], fused[3]
+    fig, ax = _canvas(11.0, 4.2)
+    ax.text(0.3, 3.95, "Three ways to give a chunk its context back", fontsize=12, weight="bold", va="center")
+    ranked = ("vectors: " + " ".join(f"{i}. {c}" for i, c in enumerate(vectors, 1))
+              + "\nBM25 words: " + " ".join(f"{i}. {c}" for i, c in enumerate(words, 1)))
+    returned = (f"fused: sum of 1 / ({RRF_K} + rank)\n" + " ".join(f"{i}. {c}" for i, c in enumerate(fused[:3], 1))
+                + f"\n{third} {score[third]:.4f} > {fourth} {score[fourth]:.4f}")
     panels = [(0.3, "contextual header", [("embedded", "XR-12 manual > Starting up\n+ the chunk's text", SKY),
                                           ("returned", "the chunk's text", "white")]),
               (3.95, "parent-child", [("embedded", "small child chunks\n(one sentence each)", SKY),
                                       ("returned", "the parent section\nof the best child", "white")]),
-              (7.6, "hybrid fusion", [("ranked by", "vectors: 1. c3 2. c7 3. c1\nBM25 words: 1. c7 2. c9 3. c3", SKY),
-                                      ("returned", "fused: sum of 1 / (60 + rank)\n1. c7 2. c3 3. c1", "white")])]
+              (7.6, "hybrid fusion", [("ranked by", ranked, SKY), ("returned", returned, "white")])]
     for x, title, parts in panels:
-        ax.text(x + 1.6, 3.65, title, fontsize=11, weight="bold", ha="center")
+        ax.text(x + 1.6, 3.45, title, fontsize=11, weight="bold", ha="center")
         for k, (label, text, colour) in enumerate(parts):
-            y = 2.4 - 1.45 * k
-            ax.text(x, y + 0.95, label, fontsize=9, color=BLUE, style="italic")
-            _box(ax, x, y, 3.2, 0.85, text, colour=colour, size=9)
-        _arrow(ax, (x + 1.6, 2.38), (x + 1.6, 1.82))
+            y = 2.05 - 1.6 * k
+            ax.text(x, y + 1.1, label, fontsize=LABEL, color=BLUE, style="italic")
+            _box(ax, x, y, 3.2, 1.0, text, colour=colour, size=LABEL)
+        _arrow(ax, (x + 1.6, 2.03), (x + 1.6, 1.57))
     return fig
 
 
@@ -364,7 +438,7 @@ def maxsim_grid() -> plt.Figure:
         j = int(row.argmax())
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=VERMILION, linewidth=2.5))
         for jj, value in enumerate(row):
-            ax.text(jj, i, f"{value:.2f}", ha="center", va="center", fontsize=9,
+            ax.text(jj, i, f"{value:.2f}", ha="center", va="center", fontsize=LABEL,
                     color="white" if value > 0.6 else INK)
     best = sims.max(axis=1)
     ax.set_title("MaxSim (illustrative numbers): the best match of each query token, summed: "
