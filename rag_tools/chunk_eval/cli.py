@@ -20,7 +20,7 @@ from rag_tools.chunk_eval.language import parse_model_languages
 from rag_tools.chunk_eval.report import format_text, render_html
 from rag_tools.chunk_eval.run import EvalReport, evaluate, model_request
 from rag_tools.chunk_eval.timings import format_timings
-from rag_tools.embedders import DEFAULT_CACHE, PREFIX_PROFILES, REGISTRY, cache_write_problem
+from rag_tools.embedders import DEFAULT_CACHE, PREFIX_PROFILES, REGISTRY, EndpointEmbedder, cache_write_problem
 
 __all__ = ["main"]
 
@@ -233,6 +233,8 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--embed-model", metavar="NAME", help="the endpoint's model, e.g. text-embedding-3-small")
     model.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the endpoint's key "
                        "(default OPENAI_API_KEY); the key is never printed or written")
+    model.add_argument("--timeout", type=float, metavar="SECONDS", help="the most one request to the endpoint may "
+                       f"take, the whole answer included (default {EndpointEmbedder.TIMEOUT:g}); then it is retried")
     parser.add_argument("--cache", metavar="DIR", default=str(DEFAULT_CACHE),
                         help=f"folder of cached vectors (default {DEFAULT_CACHE})")
     parser.add_argument("--no-cache", action="store_true", help="keep no vectors on disk")
@@ -291,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _warn(f"{problem}; this run's vectors will not be saved (choose another --cache folder)")
         embedding = {"window": args.window, "prefix_profile": args.prefix_profile, "query_prefix": args.query_prefix,
                      "document_prefix": args.document_prefix, "embed_url": args.embed_url,
-                     "embed_model": args.embed_model, "api_key_env": args.api_key_env}
+                     "embed_model": args.embed_model, "api_key_env": args.api_key_env, "timeout": args.timeout}
         if checking or args.check:
             return _run_check(args, embedding)
         report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,

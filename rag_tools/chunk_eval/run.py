@@ -140,7 +140,7 @@ def _token_vector_strategies(specs: list[Spec], embedder: Embedder, *, explicit:
 
 def model_request(model: str | Path | None, embedding: Mapping[str, Any] | None) -> str:
     """The model options as one string: the key under which a run records its model's cache folder."""
-    options = {key: value for key, value in (embedding or {}).items() if value is not None}
+    options = {key: value for key, value in (embedding or {}).items() if value is not None and key != "timeout"}
     return json.dumps({"model": None if model is None else str(model), **options}, sort_keys=True)
 
 
@@ -300,7 +300,7 @@ def evaluate(
     vector_cache = VectorCache(cache, embedder.name, dim=getattr(embedder, "dim", None), read_only=cache_read_only,
                                on_warning=on_warning)
     if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
-        embedder.dim = vector_cache.dim
+        embedder.dim, embedder.dim_from = vector_cache.dim, f"the vector cache {vector_cache.folder}"
     token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     with clock.stage("tokenizing"):  # cl100k counts, and the plan's count of what it will embed
