@@ -12,7 +12,8 @@ Cells tagged `guard` (hidden checks that keep the prose true) are not counted, n
 practice" heading (homework, up to the next heading of the same or a higher level). Each figure is rounded to
 5 minutes. A notebook whose build time passes `SITTING_CAP_MINUTES` is cut into sittings by headings
 "Sitting N: ..."; each sitting's build time is stated in the header and none may pass the cap. The core
-(00-08) is capped at `CORE_BUILD_CAP_MINUTES` to build and `CORE_READ_CAP_MINUTES` to read and run.
+(00-08) is capped at `CORE_BUILD_CAP_MINUTES` to build and `CORE_READ_CAP_MINUTES` to read and run, its prose at
+`CORE_WORDS_CAP` words and `NOTEBOOK_WORDS_CAP` a notebook.
 
 Every place states the same figures: the header's "**Time:** about 1 h 40 min to build, 55 min to read and
 run.", notebook 00's map, the README's map and the instructor guide's table (its "read and run" and "build"
@@ -58,6 +59,8 @@ MIN_EXERCISE_MINUTES = 10  # an exercise heading, however little it asks
 SITTING_CAP_MINUTES = 120  # a sitting's build time
 CORE_BUILD_CAP_MINUTES = 20 * 60
 CORE_READ_CAP_MINUTES = 10 * 60
+CORE_WORDS_CAP = 26_000  # the core's prose, by this script's count (cells before "Extra practice")
+NOTEBOOK_WORDS_CAP = 3_500  # one core notebook's prose
 GUARD_TAG = "guard"
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 CORE = tuple(f"{n:02d}" for n in range(9))  # 00-08
@@ -103,6 +106,7 @@ class NotebookTime:
     questions: int = 0
     exercises: tuple[tuple[int, ...], ...] = ()  # per exercise heading, the learner lines of each part
     run_seconds: float | None = None
+    continued: bool = False  # a sitting whose first exercise began in the sitting before (no minimum again)
     sittings: tuple[NotebookTime, ...] = ()  # the sittings' own counts, when the notebook has sittings
 
     def _common(self) -> float:
@@ -112,8 +116,9 @@ class NotebookTime:
     @property
     def exercise_minutes(self) -> float:
         """What the exercises cost to write: per heading, its parts and lines, at least the minimum."""
-        return sum(max(MIN_EXERCISE_MINUTES, sum(PART_MINUTES + LEARNER_LINE_MINUTES * n for n in parts))
-                   for parts in self.exercises)
+        return sum(minutes if i == 0 and self.continued else max(MIN_EXERCISE_MINUTES, minutes)
+                   for i, minutes in enumerate(sum(PART_MINUTES + LEARNER_LINE_MINUTES * n for n in parts)
+                                               for parts in self.exercises))
 
     @property
     def exact_read(self) -> float:
@@ -321,7 +326,7 @@ def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
         if piece.in_extra:
             continue
         t = tallies.setdefault(piece.sitting, {"words": 0, "code_lines": 0, "learner_lines": 0, "output_lines": 0,
-                                               "questions": 0, "exercises": []})
+                                               "questions": 0, "exercises": [], "continued": False})
         cell = piece.cell
         if cell["cell_type"] == "code":
             if _is_guard(cell):
@@ -331,9 +336,11 @@ def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
             if _is_solution(cell):
                 lines = solution_lines(piece.text)
                 t["learner_lines"] += lines
-                if not t["exercises"]:
-                    raise ValueError(f"{name}: a solution cell in sitting {piece.sitting} has no exercise heading "
-                                     "before it in that sitting: put the Sitting heading before the exercise")
+                if not t["exercises"]:  # an exercise begun in an earlier sitting goes on here
+                    if not any(s["exercises"] for s in tallies.values()):
+                        raise ValueError(f"{name}: a solution cell comes before any '### Exercise N.k' heading")
+                    t["exercises"].append([])
+                    t["continued"] = True
                 t["exercises"][-1].append(lines)
             continue
         if cell["cell_type"] != "markdown":
@@ -349,13 +356,17 @@ def count(path: Path, run_times: dict[str, dict] | None = None) -> NotebookTime:
                      for i, (_, t) in enumerate(sorted(tallies.items())))
     if not sittings:
         return NotebookTime(number, name, run_seconds=seconds)
+    exercises: list[tuple[int, ...]] = []
+    for s in sittings:  # an exercise that goes on into the next sitting is one exercise of the notebook
+        if s.continued:
+            exercises[-1] += s.exercises[0]
+        exercises += s.exercises[1:] if s.continued else s.exercises
     whole = NotebookTime(number, name, words=sum(s.words for s in sittings),
                          code_lines=sum(s.code_lines for s in sittings),
                          learner_lines=sum(s.learner_lines for s in sittings),
                          output_lines=sum(s.output_lines for s in sittings),
-                         questions=sum(s.questions for s in sittings),
-                         exercises=tuple(p for s in sittings for p in s.exercises), run_seconds=seconds,
-                         sittings=sittings if len(sittings) > 1 else ())
+                         questions=sum(s.questions for s in sittings), exercises=tuple(exercises),
+                         run_seconds=seconds, sittings=sittings if len(sittings) > 1 else ())
     return whole
 
 
@@ -609,8 +620,8 @@ def measure(paths: list[Path]) -> None:
 
 
 def cap_problems(times: list[NotebookTime]) -> list[str]:
-    """The caps the core keeps: its build and read-and-run totals, and no sitting (or notebook without
-    sittings) over the sitting cap."""
+    """The caps the core keeps: its build and read-and-run totals, its words (in all and a notebook), and no
+    sitting (or notebook without sittings) over the sitting cap."""
     problems = []
     for t in (t for t in times if t.core):
         for i, s in enumerate(t.sittings or (t,), start=1):
@@ -618,6 +629,11 @@ def cap_problems(times: list[NotebookTime]) -> list[str]:
                 where = f"sitting {i}" if t.sittings else "one sitting"
                 problems.append(f"{t.name}: {where} takes {time_phrase(s.build_minutes)} to build, over the cap of "
                                 f"{time_phrase(SITTING_CAP_MINUTES)} (add a 'Sitting N: ...' heading at a break)")
+    core = [t for t in times if t.core]
+    problems += [f"{t.name}: {t.words:,} words of prose, over the cap of {NOTEBOOK_WORDS_CAP:,} for a core notebook"
+                 for t in core if t.words > NOTEBOOK_WORDS_CAP]
+    if (words := sum(t.words for t in core)) > CORE_WORDS_CAP:
+        problems.append(f"the core (00-08): {words:,} words of prose, over the cap of {CORE_WORDS_CAP:,}")
     read, build = core_totals(times)
     if build > CORE_BUILD_CAP_MINUTES:
         problems.append(f"the core (00-08): {time_phrase(build)} to build, over the cap of "

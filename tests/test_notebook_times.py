@@ -181,11 +181,18 @@ def test_sittings_are_timed_one_by_one(tmp_path, monkeypatch):
         "(add a 'Sitting N: ...' heading at a break)"]
 
 
-def test_a_sitting_may_not_split_an_exercise(tmp_path):
-    cells = [_md("### Exercise 1.1: task"), _md("## Sitting 2: later"), _solution(3), _check()]
+def test_an_exercise_may_go_on_into_the_next_sitting(tmp_path):
+    """Its parts are charged where they are; the heading's minimum is not charged twice."""
+    cells = [*_exercise(1, 1), _md("## Sitting 2: later"), _solution(3), _check(), _solution(2), _check()]
     path = _write_notebook(tmp_path, "01_one.ipynb", "# 01 · T", cells=cells)
-    with pytest.raises(ValueError, match="put the Sitting heading before the exercise"):
-        times.count(path, {})
+    t = times.count(path, {})
+    first, second = t.sittings
+    assert (first.exercises, second.exercises, second.continued) == (((1,),), ((3, 2),), True)
+    assert first.exercise_minutes == 10 and second.exercise_minutes == pytest.approx(6 + 2.2 * 5)
+    assert t.exercises == ((1, 3, 2),) and t.exercise_minutes == pytest.approx(9 + 2.2 * 6)
+    orphan = _write_notebook(tmp_path, "02_two.ipynb", "# 02 · T", cells=[_solution(3), _check()])
+    with pytest.raises(ValueError, match=r"before any '### Exercise N\.k' heading"):
+        times.count(orphan, {})
 
 
 def test_disagreements_then_write_then_agreement(course):
@@ -242,7 +249,7 @@ def test_a_missing_core_row_is_reported(course):
 def test_the_caps():
     def t(number, build, read):  # a stand-in with the figures the caps read
         return SimpleNamespace(number=number, name=f"{number}_x.ipynb", build_minutes=build, read_minutes=read,
-                               sittings=(), core=number in times.CORE)
+                               sittings=(), core=number in times.CORE, words=0)
 
     fits = [t(f"{n:02d}", 120, 60) for n in range(9)] + [t("09", 300, 300)]  # 9 x 120 = 18 h; 09 is beyond
     assert times.cap_problems(fits) == []
@@ -294,6 +301,34 @@ def test_the_course_states_the_rules_times():
     """Every header, README's map, 00's map and the guide's table and prose agree with the rule."""
     problems = times.disagreements()
     assert not problems, "\n".join(problems)
+
+
+# Issue 44 asks for a core of at most 20 hours to build; on 2026-12-06 it is 22 h 35 min (from 23 h 25 min):
+# the rest needs exercise parts moved to Extra practice, which the 12% learner-share floor blocks until more
+# given code goes. A ratchet: lower it as the core shrinks, never raise it.
+CORE_BUILD_RATCHET_MINUTES = 22 * 60 + 35
+
+
+def test_the_core_keeps_its_caps():
+    """Words (26,000 in all, 3,500 a notebook), read and run (10 h), sittings (2 h each); build as ratcheted."""
+    core = [times.count(p) for p in times.course_notebooks() if p.name[:2] in times.CORE]
+    problems = [p for p in times.cap_problems(core) if "to build, over the cap of 20 h" not in p]
+    assert not problems, "\n".join(problems)
+    build = times.core_totals(core)[1]
+    assert build <= CORE_BUILD_RATCHET_MINUTES, (
+        f"the core takes {times.time_phrase(build)} to build, more than the ratchet "
+        f"{times.time_phrase(CORE_BUILD_RATCHET_MINUTES)} (the issue's target is 20 h)")
+
+
+def test_the_word_caps():
+    def t(number, words):
+        return times.NotebookTime(number, f"{number}_x.ipynb", words=words)
+
+    assert times.cap_problems([t(f"{n:02d}", 2_800) for n in range(9)]) == []
+    over = [t(f"{n:02d}", 2_800) for n in range(8)] + [t("08", 3_700)]
+    assert times.cap_problems(over) == [
+        "08_x.ipynb: 3,700 words of prose, over the cap of 3,500 for a core notebook",
+        "the core (00-08): 26,100 words of prose, over the cap of 26,000"]
 
 
 def test_root_points_at_another_checkout(tmp_path, monkeypatch):
