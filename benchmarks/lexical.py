@@ -1,10 +1,11 @@
-"""BM25 in the documents' language: what issue 45's tokenizer changes on the handbook sets (Spanish and English).
+"""BM25 in the documents' language: what issue 45's tokenizer changes on the handbook sets and the capstone.
 
     COURSE_DATA_DIR=/path/to/datasets .venv/bin/python -m benchmarks.lexical      # a few seconds, no model
 
 The handbook sets of benchmarks/transfer.py (`data/handbook_questions_es.jsonl` over debian_docs
-`handbook/es-ES`, `data/handbook_questions_en.jsonl` over `handbook/en-US`, 63 questions each), chunked by
-`recursive:256`, ranked by BM25 alone (chunk-eval's `bm25:recursive:256`, k=5) with three tokenizers:
+`handbook/es-ES`, `data/handbook_questions_en.jsonl` over `handbook/en-US`, 63 questions each) and notebook
+13's capstone folder (`data/capstone`, English, 27 questions), chunked by `recursive:256`, ranked by BM25 alone
+(chunk-eval's `bm25:recursive:256`, k=5) with three tokenizers:
 
 - `before`: chunk-eval's tokenizer before issue 45, `bm25s.tokenize` with English stop words whatever the
   language, words of two or more letters or digits, no stemming;
@@ -36,8 +37,10 @@ from rag_tools.chunk_eval.score import _score
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGY = "bm25:recursive:256"
 K = 5
-SETS = {"es": ("handbook/es-ES", "data/handbook_questions_es.jsonl"),
-        "en": ("handbook/en-US", "data/handbook_questions_en.jsonl")}
+# set -> (documents: under the data folder, or the repository's data/, its questions, its language)
+SETS = {"es": ("debian_docs/handbook/es-ES", "data/handbook_questions_es.jsonl", "es"),
+        "en": ("debian_docs/handbook/en-US", "data/handbook_questions_en.jsonl", "en"),
+        "capstone": ("data/capstone/docs", "data/capstone/questions.jsonl", "en")}
 
 
 def bm25s_default(texts: Sequence[str]) -> list[list[str]]:
@@ -70,9 +73,9 @@ def scores(ranked: Sequence[np.ndarray], grades: Sequence[dict[int, float]]) -> 
     return {"recall_at_k": recall, "mrr": rr}
 
 
-def run_set(language: str, data_dir: Path) -> dict:
-    folder, questions_file = SETS[language]
-    documents, _ = read_documents(data_dir / "debian_docs" / folder)
+def run_set(name: str, data_dir: Path) -> dict:
+    folder, questions_file, language = SETS[name]
+    documents, _ = read_documents(ROOT / folder if folder.startswith("data/") else data_dir / folder)
     questions = read_questions(ROOT / questions_file, documents)
     spec = parse_strategy(STRATEGY)
     pairs = [(d, c) for d in documents for c in chunk_with(spec, d.text)]
@@ -89,7 +92,7 @@ def run_set(language: str, data_dir: Path) -> dict:
                  questions, documents, K, None, language=language)["per_question"]
     for metric in ("recall_at_k", "mrr"):
         assert np.allclose(own[metric], per["new"][metric]), f"{language} {metric}: not chunk-eval's scoring"
-    out: dict = {"questions": len(questions), "chunks": len(pairs),
+    out: dict = {"language": language, "questions": len(questions), "chunks": len(pairs),
                  "means": {name: {m: round(float(np.mean(v)), 4) for m, v in p.items()} for name, p in per.items()},
                  "differences": {}}
     for label, a, b in (("new - before", "new", "before"), ("new - unstemmed", "new", "unstemmed")):
@@ -110,10 +113,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     from course_lib.datasets import data_dir
 
     result = {"strategy": STRATEGY, "k": K, "method": __doc__.split("\n\n", 2)[2].strip(),
-              "sets": {language: run_set(language, data_dir()) for language in SETS}}
+              "sets": {name: run_set(name, data_dir()) for name in SETS}}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for language, r in result["sets"].items():
-        print(f"{language}: {r['questions']} questions, {r['chunks']} chunks; means {r['means']}")
+    for name, r in result["sets"].items():
+        print(f"{name}: {r['questions']} questions, {r['chunks']} chunks; means {r['means']}")
         for label, d in r["differences"].items():
             print(f"  {label}: {d}")
 
