@@ -4,6 +4,7 @@ labels readable at a notebook's width, and what each says about numbers or an or
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -12,13 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from course_lib.chunking.markdown import markdown_chunks, markdown_sections
 from course_lib.chunking.recursive import recursive_chunks
 from course_lib.chunking.sentences import split_sentences
 from course_lib.evaluation import exact_budget
 from course_lib.late import macro_windows
 from course_lib.retrieval import RRF_K, reciprocal_rank_fusion
-from course_lib.stats import paired_interval
+from course_lib.stats import DEFAULT_MARGIN, EQUIVALENCE_LEVEL, LEVEL, THRESHOLD, paired_interval
 from course_lib.tokens import count_tokens
+from rag_tools.readers import page_span
 from scripts import draw_figures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,3 +201,42 @@ def test_token_budget_comes_before_the_table_it_explains() -> None:
     figure = next(i for i, s in enumerate(sources) if "figures/token_budget.svg" in s)
     table = next(i for i, s in enumerate(sources) if 'SIZE_RUNS = RESULTS / "size_sweep"' in s)
     assert figure < table
+
+
+def test_heading_outline_spans_and_path_are_the_librarys() -> None:
+    report = (ROOT / "data" / "annual_report.md").read_text(encoding="utf-8")
+    lines = svg_lines("heading_outline")
+    spans = [line for line in lines if re.fullmatch(r"[\d,]+-[\d,]+", line)]
+    assert spans == [f"{a:,}-{b:,}" for a, b, _ in markdown_sections(report)]
+    chunk = next(c for c in markdown_chunks(report, 100) if c.metadata["headings"][-1] == "### Reliability")
+    assert f"characters {chunk.start:,}-{chunk.end:,}, {chunk.n_tokens} tokens" in lines
+    assert [line.strip().removeprefix("> ") for line in lines[-4:-1]] == chunk.metadata["headings"]
+
+
+def test_class_by_ast_lines_and_tokens_are_what_ast_and_count_tokens_give() -> None:
+    source = (ROOT / "data" / "booking.py").read_text(encoding="utf-8")
+    rows = [tuple(m.groups()) for line in svg_lines("class_by_ast")
+            if (m := re.fullmatch(r"(?:class |def |class header|method )(\S*?):? ?lines (\d+)-(\d+), (\d+) tokens",
+                                  line.replace(": lines", " lines")))]
+    assert len(rows) >= 10, rows
+    lines = source.splitlines(keepends=True)
+    for _, first, last, tokens in rows:
+        assert count_tokens("".join(lines[int(first) - 1:int(last)]).strip()) == int(tokens), (first, last)
+    names = {node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert names <= {name for name, *_ in rows}
+
+
+def test_pdf_page_chunk_carries_the_pages_page_span_gives() -> None:
+    text = draw_figures.PAGE_BREAK.join(draw_figures.PDF_PAGES)
+    crossing = [c for c in recursive_chunks(text, 40) if "\f" in c.text]
+    assert len(crossing) == 1
+    first, last = page_span(text, crossing[0].start, crossing[0].end)
+    joined = " ".join(svg_lines("pdf_page"))
+    assert f"{crossing[0].n_tokens} tokens across the break: pages {first}-{last} (page_span)" in joined
+    assert (first, last) == (1, 2)
+
+
+def test_verdict_flow_states_the_librarys_levels_and_margin() -> None:
+    joined = " ".join(svg_lines("verdict_flow"))
+    assert f"paired {LEVEL:.0%}" in joined and f"{THRESHOLD:.0%} of resamples" in joined
+    assert f"{EQUIVALENCE_LEVEL:.0%} interval within +/- {DEFAULT_MARGIN:.2f}" in joined
