@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -112,18 +113,22 @@ class EmbeddingServer:
 class ScriptedServer:
     """A loopback HTTP server whose answer to every request is `reply(handler, server)`, which may write anything
     to `handler.wfile`: a redirect, a body sent a byte a second, a connection closed mid-body, bytes that are
-    not HTTP. `requests` logs each request it read as (method, path, headers); `stopping` is set when the
-    server stops, so a reply that trickles ends with it.
+    not HTTP; over HTTPS when given a server-side `tls` context. `requests` logs each request it read as
+    (method, path, headers); `stopping` is set when the server stops, so a reply that trickles ends with it.
 
         with ScriptedServer(lambda handler, server: handler.wfile.write(b"HELLO THERE\\r\\n")) as server:
             server.base_url   # http://127.0.0.1:PORT/v1
     """
 
-    def __init__(self, reply: Callable[[BaseHTTPRequestHandler, ScriptedServer], Any]):
+    def __init__(self, reply: Callable[[BaseHTTPRequestHandler, ScriptedServer], Any], *,
+                 tls: ssl.SSLContext | None = None):
         self.reply = reply
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        if tls is not None:  # HTTPS with the context's certificate
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self.scheme = "http" if tls is None else "https"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -132,7 +137,7 @@ class ScriptedServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> ScriptedServer:
         self._thread.start()

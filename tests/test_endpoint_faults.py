@@ -8,8 +8,13 @@ cached dimension that the endpoint's model no longer has blamed on the cache. Re
 from __future__ import annotations
 
 import json
+import shutil
+import socket
+import ssl
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,6 +143,44 @@ def test_a_trickling_server_ends_within_the_deadline(reply):
     assert isinstance(raised, EmbedderError), raised
     assert "still failed after 1 retries (last: TimeoutError: no whole answer within 2 s)" in str(raised)
     assert len(server.requests) == 2 and took < 30, f"{took:.1f} s for two requests of at most 2 s"
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> Path:
+    """A self-signed certificate for 127.0.0.1 (key and certificate in one file), made by openssl."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed (it makes the test's certificate)")
+    pem = tmp_path_factory.mktemp("tls") / "loopback.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(pem), "-out",
+                    str(pem.with_suffix(".crt")), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    pem.write_text(pem.read_text() + pem.with_suffix(".crt").read_text())
+    return pem
+
+
+@pytest.mark.parametrize("reply", [one_vector, trickle_body, trickle_headers], ids=["answer", "body", "headers"])
+def test_the_deadline_holds_over_https(reply, certificate, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate))  # the client trusts the test's certificate
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate)
+    with ScriptedServer(reply, tls=context) as server:
+        client = client_for(server, timeout=2)
+        client.MAX_RETRIES = 0
+        if reply is one_vector:
+            np.testing.assert_allclose(client.encode(["pump"]), [[0.6, 0.8]], atol=1e-6)
+            return
+        raised = ends_within(60, lambda: client.encode(["pump"]))
+    assert isinstance(raised, EmbedderError) and "(last: TimeoutError: no whole answer within 2 s)" in str(raised)
+
+
+def test_a_silent_tls_handshake_ends_within_the_deadline():
+    with socket.create_server(("127.0.0.1", 0)) as listener:  # accepts the connection, never answers
+        client = EndpointEmbedder(f"https://127.0.0.1:{listener.getsockname()[1]}/v1", MODEL, progress=False,
+                                  timeout=2)
+        client.MAX_RETRIES = 0
+        raised = ends_within(60, lambda: client.encode(["pump"]))
+    assert isinstance(raised, EmbedderError) and "no whole answer within 2 s" in str(raised)
 
 
 def test_the_timeout_is_checked():
