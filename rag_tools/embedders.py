@@ -12,8 +12,12 @@ the `Embedder` protocol. Three kinds are built here:
    window and the cache keys on it.
 3. An OpenAI-compatible embeddings endpoint (`EndpointEmbedder`), over HTTP with the standard library.
 
+Each kind subclasses `BaseEmbedder`, which checks every text before the model reads it (`check_texts`: a NUL,
+which a C engine reads as the text's end, or a lone surrogate is one `ValueError` naming the text and the
+position); an embedder added here subclasses it too.
+
 `load_embedder` turns chunk-eval's options (`--model`, `--window`, `--query-prefix`, `--document-prefix`,
-`--prefix-profile`, `--embed-url`, `--embed-model`, `--api-key-env`) into one of them. The helpers
+`--prefix-profile`, `--embed-url`, `--embed-model`, `--api-key-env`, `--timeout`) into one of them. The helpers
 `vector_key`, `late_key`, `encode_queries`, `token_vectors_refusal` and `describe` are how a tool uses any
 embedder, including a test's stand-in that has only the protocol's members.
 
@@ -134,7 +138,8 @@ class Embedder(Protocol):
     keeps one folder per name). `encode` returns one L2-normalized float32 row per document text, whatever
     its length, with the document prefix applied. `token_counts` are the model's tokens of what `encode`
     reads (prefix included, no special tokens) and `max_tokens` the most it takes in one pass.
-    `token_vectors` tokenizes and encodes a whole document once, for late chunking.
+    `token_vectors` tokenizes and encodes a whole document once, for late chunking. This module's embedders
+    refuse a text holding a NUL or a lone surrogate (`check_texts`).
 
     Optional members, read with defaults by this module's helpers: `encode_queries` (questions, with the
     query prefix; default: `encode`), `query_prefix` and `document_prefix` (default ""), `dim`, `label` (the
