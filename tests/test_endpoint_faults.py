@@ -333,3 +333,12 @@ def test_the_guide_states_the_deadline_and_the_cap_the_client_uses(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert f"(default {EndpointEmbedder.TIMEOUT:g})" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_key_that_cannot_go_in_a_header_is_one_line_that_never_shows_it(monkeypatch):
+    for bad in ("sk-secret-0123456789\n", "sk-secret-0123456789\r\nX-Injected: 1", "sk-sécret-0123456789"):
+        monkeypatch.setenv(KEY_VAR, bad)
+        with ScriptedServer(one_vector) as server, pytest.raises(EmbedderError) as caught:
+            client_for(server).encode(["pump"])
+        assert server.requests == [] and f"${KEY_VAR} holds a line break" in str(caught.value)
+        assert "0123456789" not in str(caught.value)
