@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import sys
 import textwrap
@@ -709,6 +710,30 @@ def exact_vs_index() -> plt.Figure:
     return fig
 
 
+# The course's stages, in order, and the notebooks of each: the roadmap strip at the top of every notebook.
+STAGES = [("start", (0,)), ("why chunk; tokens", (1, 2)), ("size and overlap", (3, 4, 5)),
+          ("late chunking; structure", (6, 7)), ("measure", (8,)), ("semantic, context, reranking", (9, 10, 11)),
+          ("your documents to production", (12, 13, 14))]
+
+
+def roadmap(number: int) -> plt.Figure:
+    """The course's path as a strip of its notebooks grouped by stage, notebook `number` highlighted."""
+    if not any(number in members for _, members in STAGES):
+        raise ValueError(f"number={number}: no notebook of the roadmap; choose one of 0-14")
+    cw, gap, x = 0.6, 0.28, 0.3
+    fig, ax = _canvas(11.0, 1.35)
+    for name, members in STAGES:
+        here = number in members
+        for k, member in enumerate(members):
+            colour = ORANGE if member == number else (SKY if here else "white")
+            _cell(ax, x + k * cw, 0.72, cw, 0.45, colour, f"{member:02d}", size=LABEL + 1)
+        width = len(members) * cw
+        ax.text(x + width / 2, 0.6, textwrap.fill(name, max(8, int(width / 0.075))), ha="center", va="top",
+                fontsize=LABEL, weight="bold" if here else "normal", color=VERMILION if here else INK)
+        x += width + gap
+    return fig
+
+
 FIGURES: dict[str, Callable[[], plt.Figure]] = {
     "rag_pipeline": rag_pipeline,
     "silent_cut": silent_cut,
@@ -727,6 +752,7 @@ FIGURES: dict[str, Callable[[], plt.Figure]] = {
     "verdict_flow": verdict_flow,
     "atomic_update": atomic_update,
     "exact_vs_index": exact_vs_index,
+    **{f"roadmap_{number:02d}": functools.partial(roadmap, number) for _, members in STAGES for number in members},
 }
 
 

@@ -240,3 +240,17 @@ def test_verdict_flow_states_the_librarys_levels_and_margin() -> None:
     joined = " ".join(svg_lines("verdict_flow"))
     assert f"paired {LEVEL:.0%}" in joined and f"{THRESHOLD:.0%} of resamples" in joined
     assert f"{EQUIVALENCE_LEVEL:.0%} interval within +/- {DEFAULT_MARGIN:.2f}" in joined
+
+
+def test_every_notebook_opens_with_its_roadmap_highlighted() -> None:
+    """The first Markdown cell of notebook NN shows roadmap_NN.svg, in which NN, and only NN, is highlighted."""
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    staged = sorted(n for _, members in draw_figures.STAGES for n in members)
+    assert staged == [int(p.name[:2]) for p in notebooks], "every notebook sits in one stage of the roadmap"
+    for notebook in notebooks:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        first = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
+        assert f"](figures/roadmap_{notebook.name[:2]}.svg)" in first, f"{notebook.name}: no roadmap in its first cell"
+        svg = (FIGURES / f"roadmap_{notebook.name[:2]}.svg").read_text(encoding="utf-8")
+        highlighted = svg.lower().count(draw_figures.ORANGE.lower())
+        assert highlighted == 1, f"roadmap_{notebook.name[:2]}.svg highlights {highlighted} notebooks"
