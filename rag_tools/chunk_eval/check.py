@@ -27,7 +27,15 @@ import numpy as np
 
 from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
-from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, _one_line, read_documents, read_questions
+from rag_tools.chunk_eval.inputs import (
+    ChunkEvalError,
+    Document,
+    Question,
+    _one_line,
+    capped,
+    read_documents,
+    read_questions,
+)
 from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import chunk_all, cl100k_counts, make_plan, plan_counts
 from rag_tools.chunk_eval.rerank import RerankSpec
@@ -64,7 +72,7 @@ def _duplicate_quotes(questions: Sequence[Question], documents: Sequence[Documen
     for group, ids in users.items():
         if len(ids) > 1:
             doc, s, e = group[0]
-            out.append(f"questions {', '.join(ids)} share the quote \"{_one_line(by_path[doc].text[s:e], 50)}\" "
+            out.append(f"questions {capped(ids)} share the quote \"{_one_line(by_path[doc].text[s:e], 50)}\" "
                        f"({doc}): each counts as its own question in every interval; keep one, or make sure they "
                        "ask different things")
     ids: dict[str, int] = {}

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import csv
 import difflib
+import errno
 import io
 import json
 import re
+import stat
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,13 +26,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARKDOWN_SUFFIXES", "READER_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalError", "Document", "Question",
-           "read_documents", "read_questions"]
+__all__ = ["MARKDOWN_SUFFIXES", "MAX_QUOTE_CHARS", "READER_SUFFIXES", "TEXT_SUFFIXES", "ChunkEvalError", "Document",
+           "Question", "capped", "read_documents", "read_questions"]
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst", ".py", ".adoc", ".org", ".tex")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 READER_SUFFIXES = (".pdf", ".html", ".htm", ".docx")  # read by rag_tools.readers
 DROPPED_SHARE = 0.1  # warn when a reader leaves out more than this share of a file's characters
+# The longest quote accepted. Chroma's evaluation set (COURSE_DATA_DIR/chroma_chunking_eval) has no reference over
+# 775 characters, and the default grid's largest chunk is 512 tokens (about 2,000 characters of English): a quote
+# of 10,000 characters cannot lie whole in any of its chunks. A longer quote is a pasted document, and matching it
+# costs seconds per megabyte of quote.
+MAX_QUOTE_CHARS = 10_000
+SHOWN = 10  # names listed in one warning before "and N more"
 
 
 class ChunkEvalError(ValueError):
@@ -69,15 +77,53 @@ def _one_line(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def capped(names: Sequence[str], shown: int = SHOWN) -> str:
+    """The first `shown` names joined by commas, and how many more: "q0, q1, ..., q9 and 49,990 more"."""
+    head = ", ".join(names[:shown])
+    return head if len(names) <= shown else f"{head} and {len(names) - shown:,} more"
+
+
+def _nul_at(text: str) -> str | None:
+    """Where the first NUL (U+0000) of `text` is ("position 12, line 1"), or None when it holds none.
+
+    The e5-small engine (C through ctypes) reads a text only up to a NUL, so what follows it would be left out
+    of the vector without a word: a NUL is refused wherever a text enters chunk-eval."""
+    at = text.find("\x00")
+    return None if at < 0 else f"position {at}, line {text.count(chr(10), 0, at) + 1}"
+
+
+def _kind(path: Path) -> str | None:
+    """Why a folder entry is not a file to read, by `stat` (a FIFO is never opened: that would block), or None
+    for a regular file (through a symbolic link too); "folder" for a folder, which `rglob` walks."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        if path.is_symlink() and error.errno in (errno.ENOENT, errno.ELOOP):
+            return "a symbolic link that loops" if error.errno == errno.ELOOP else "a symbolic link to a missing file"
+        raise
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return None
+    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode) else "not a regular file")
+
+
+def _cannot_read(error: OSError) -> str:
+    return f"cannot be read ({error.strerror or type(error).__name__})"
+
+
 def read_documents(folder: str | Path, *, skip_bad_files: bool = False,
                    on_warning: Callable[[str], Any] | None = None) -> tuple[list[Document], list[str]]:
     """Every text file under `folder` (recursively, sorted; hidden files and folders left out).
 
     Returns `(documents, skipped)`: `skipped` names the files that are neither text (by suffix,
-    `TEXT_SUFFIXES`) nor PDF, HTML or Word (`READER_SUFFIXES`), the empty ones, and (with
-    `skip_bad_files`) the bad ones with the reason. Raises `ChunkEvalError` for a missing folder, a
-    folder without any document, a file that is not UTF-8, or a PDF, HTML or Word file the reader
-    refuses (encrypted, no text layer, not really that format, damaged). Files whose reader left out
+    `TEXT_SUFFIXES`) nor PDF, HTML or Word (`READER_SUFFIXES`), what is no regular file (a FIFO, a
+    socket, a symbolic link to nothing; found by `stat`, never opened), the empty files of every type,
+    and (with `skip_bad_files`) the bad ones with the reason. Raises `ChunkEvalError` for a missing
+    folder, a folder without any document, and a bad file: one that cannot be read (an I/O error), is
+    not UTF-8, holds a NUL character, or is a PDF, HTML or Word file the reader refuses (encrypted, no
+    text layer, not really that format, damaged, a zip bomb). Files whose reader left out
     more than `DROPPED_SHARE` of their characters (navigation, running headers) give one warning,
     sent to `on_warning` (default `warnings.warn`).
     """
@@ -87,39 +133,67 @@ def read_documents(folder: str | Path, *, skip_bad_files: bool = False,
     if not root.is_dir():
         raise ChunkEvalError(f"DOCS {str(root)!r} is a file, not a folder; pass the folder that holds it")
     documents, skipped, shares = [], [], {}
+
+    def bad(name: str, what: str, fix: str, short: str) -> None:
+        """A file that cannot be used: the run stops on one line ("<name><what>; <fix>, or pass
+        --skip-bad-files ..."), or (`skip_bad_files`) it is listed as "<name> (<short>)" and left out."""
+        if not skip_bad_files:
+            raise ChunkEvalError(f"{name}{what}; {fix}, or pass --skip-bad-files to leave it out")
+        skipped.append(f"{name} ({short})")
+
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+        if any(part.startswith(".") for part in relative.parts):
             continue
         name = relative.as_posix()
-        if path.suffix.lower() in READER_SUFFIXES:
-            document = _read_with_reader(path, name)
-            if isinstance(document, str):
-                if not skip_bad_files:
-                    raise ChunkEvalError(f"{name}: {document}; fix or remove it, or pass --skip-bad-files "
-                                         "to leave it out")
-                skipped.append(f"{name} ({document})")
-            else:
-                documents.append(document[0])
-                shares[name] = document[1]
+        suffix = path.suffix.lower()
+        try:
+            kind = _kind(path)
+            if kind is None and suffix in TEXT_SUFFIXES + READER_SUFFIXES:
+                with path.open("rb") as handle:  # a failing disk or share fails here, on the first byte
+                    data = handle.read() if suffix in TEXT_SUFFIXES else handle.read(1)
+        except OSError as error:
+            bad(name, f": {_cannot_read(error)}", "check the disk or share, or remove it", _cannot_read(error))
             continue
-        if path.suffix.lower() not in TEXT_SUFFIXES:
+        except MemoryError:
+            bad(name, " is too large for the memory available", "split it", "too large for the memory available")
+            continue
+        if kind == "folder":
+            continue
+        if kind is not None:
+            skipped.append(f"{name} ({kind})")
+            continue
+        if suffix not in TEXT_SUFFIXES + READER_SUFFIXES:
             skipped.append(name)
             continue
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            if skip_bad_files:
-                skipped.append(f"{name} (not UTF-8)")
-                continue
-            raise ChunkEvalError(
-                f"{name} is not valid UTF-8 (byte 0x{data[error.start]:02x} at byte offset {error.start}); "
-                "convert it to UTF-8, or pass --skip-bad-files to leave it out") from None
-        if not text.strip():
+        if not data:  # 0 bytes, whatever the type; a text file of only whitespace is empty too (below)
             skipped.append(f"{name} (empty)")
             continue
-        documents.append(Document(name, text))
+        if suffix in READER_SUFFIXES:
+            document = _read_with_reader(path, name)
+            if isinstance(document, str):
+                bad(name, f": {document}", "fix or remove it", document)
+                continue
+            document, share = document
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                bad(name, f" is not valid UTF-8 (byte 0x{data[error.start]:02x} at byte offset {error.start})",
+                    "convert it to UTF-8", "not UTF-8")
+                continue
+            if not text.strip():
+                skipped.append(f"{name} (empty)")
+                continue
+            document, share = Document(name, text), 0.0
+        nul = _nul_at(document.text)
+        if nul:
+            bad(name, f" holds a NUL character (U+0000) at {nul}{'' if document.kind == 'text' else ' of its text'}, "
+                "where an embedder written in C (e5-small) would end the text", "remove the NUL characters "
+                "(tr -d '\\000' < old > new)", "holds NUL characters")
+            continue
+        documents.append(document)
+        shares[name] = share
     if not documents:
         raise ChunkEvalError(
             f"DOCS folder {str(root)!r} holds no document ({', '.join(TEXT_SUFFIXES + READER_SUFFIXES)}); "
@@ -153,6 +227,8 @@ def _read_with_reader(path: Path, name: str) -> tuple[Document, float] | str:
         extracted = read_document(path)
     except ValueError as error:
         return _one_line(str(error).removeprefix(f"{path}: ").replace(str(path), name), 200)
+    except OSError as error:  # the file failed while the reader read it (a failing disk or share)
+        return _cannot_read(error)
     except ImportError as error:
         raise ChunkEvalError(f"{name}: reading {path.suffix} files needs {error.name}; install the course's "
                              "'readers' extra (pip install -e '.[readers]')") from None
@@ -179,25 +255,38 @@ def _closest_passage(quote: str, documents: Sequence[Document]) -> str:
 
     Every window of as many words as the quote is scored by the words it shares with the quote
     (case and punctuation ignored); ties go to a window that starts with the quote's first word,
-    then to the one that reads most alike (difflib's ratio).
+    then to the one that reads most alike (difflib's ratio over the words). The window slides one word at a time and
+    its score is updated by the word that enters and the one that leaves, so the cost grows with the
+    documents' words, not with their product by the quote's.
     """
     wanted = quote.split()
     target = Counter(_bare(w) for w in wanted)
-    scored: list[tuple[int, str, list[str]]] = []
+    top, ties = 0, []  # the best score, and its first 200 windows as (path, words, start)
     for doc in documents:
         words = doc.text.split()
         bare = [_bare(w) for w in words]
-        for i in range(max(1, len(words) - len(wanted) + 1)):
-            window = Counter(bare[i:i + len(wanted)])
-            scored.append((sum((window & target).values()), doc.path, words[i:i + len(wanted)]))
-    top = max(score for score, _, _ in scored)
+        window: Counter = Counter()
+        score = 0
+        for i, word in enumerate(bare):
+            window[word] += 1
+            score += window[word] <= target[word]
+            if i >= len(wanted):
+                leaving = bare[i - len(wanted)]
+                score -= window[leaving] <= target[leaving]
+                window[leaving] -= 1
+            if i >= len(wanted) - 1 or i == len(bare) - 1:  # a full window, or the whole of a shorter document
+                if score > top:
+                    top, ties = score, []
+                if score == top and len(ties) < 200:
+                    ties.append((doc.path, words, max(0, i + 1 - len(wanted))))
     if top == 0:
         return "none (no passage shares a word with it)"
-    ties = [(path, window) for score, path, window in scored if score == top][:200]
-    matcher = difflib.SequenceMatcher(None, "", " ".join(wanted), autojunk=False)
+    ties = [(path, words[start:start + len(wanted)]) for path, words, start in ties]
+    matcher = difflib.SequenceMatcher(None, [], wanted, autojunk=False)  # by words: by characters, the cost of
+    # a comparison grows with the square of a long quote's characters
 
     def likeness(candidate: tuple[str, list[str]]) -> tuple[bool, float]:
-        matcher.set_seq1(" ".join(candidate[1]))
+        matcher.set_seq1(candidate[1])
         return _bare(candidate[1][0]) == _bare(wanted[0]), matcher.ratio()
 
     path, window = max(ties, key=likeness)
@@ -230,6 +319,11 @@ def _resolve(record: dict, number: int, line: int, where: str, by_path: dict[str
     text = _field(record, "question", where, str)
     if not text.strip():
         raise ChunkEvalError(f"{where}: the field 'question' is empty")
+    nul = _nul_at(text)
+    if nul:
+        raise ChunkEvalError(f"{where} (question {record.get('id') or number!s}): the question holds a NUL "
+                             f"character (U+0000) at {nul}, where an embedder written in C (e5-small) would end "
+                             "it; remove it")
     document = _field(record, "document", where, str, required=False)
     if document is not None:
         document = Path(document).as_posix()
@@ -260,6 +354,15 @@ def _resolve(record: dict, number: int, line: int, where: str, by_path: dict[str
     quotes = [answer] if isinstance(answer, str) else answer
     if not quotes or not all(isinstance(q, str) and q.strip() for q in quotes):
         raise ChunkEvalError(f"{label}: 'answer' must be a quote, or a non-empty list of quotes, with some text")
+    for quote in quotes:
+        nul = _nul_at(quote)
+        if nul:
+            raise ChunkEvalError(f"{label}: the answer holds a NUL character (U+0000) at {nul}; no document "
+                                 "chunk-eval reads holds one: remove it")
+        if len(quote) > MAX_QUOTE_CHARS:
+            raise ChunkEvalError(f'{label}: the answer "{_one_line(quote, 40)}" is {len(quote):,} characters long, '
+                                 f"over the {MAX_QUOTE_CHARS:,} a quote may have: a quote is a passage, not a "
+                                 "document; quote the sentences that answer the question")
     scope = [by_path[document]] if document else list(by_path.values())
     spans = []
     for quote in quotes:
@@ -324,7 +427,11 @@ def read_questions(path: str | Path, documents: Sequence[Document],
                 raise ChunkEvalError(f"{where}: more fields than the header has columns; quote fields with commas")
             _add(questions, problems, _resolve, row, len(questions) + 1, reader.line_num, where, by_path)
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
-        for number, line in enumerate(raw.splitlines(), start=1):
+        # Split at "\n" only: str.splitlines also breaks at U+2028, U+2029 and U+0085, which JSON strings may
+        # hold raw (json.dumps(..., ensure_ascii=False) writes them so), and line numbers would then not be an
+        # editor's.
+        for number, line in enumerate(raw.split("\n"), start=1):
+            line = line.removesuffix("\r")
             if not line.strip():
                 continue
             where = f"{path.name} line {number}"
