@@ -1,8 +1,8 @@
-"""Exercise 4.1 (the learner builds the recursive splitter, parts a-f) cannot be fooled (issue 33).
+"""Exercise 4.1 (the learner builds the recursive splitter, parts a-g) cannot be fooled (issue 33).
 
 Notebook 04 is run once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run
 again with the learner's functions replaced: by plausible wrong answers, which it must reject with a
-`SelfCheckError`, and by the reference solution and other right answers, which it must accept. The six
+`SelfCheckError`, and by the reference solution and other right answers, which it must accept. The seven
 parts share one heading, so a part is picked by its place among the exercise's solution cells. Before a
 check runs, all the parts' solution cells are run again in a copy of the namespace, so that a replaced
 function is the one the others call (`hand_chunks` calls `split_recursive`, which calls `merge`, which
@@ -19,9 +19,10 @@ import regex
 from notebook_checks import Notebook
 
 from scripts import build_student_edition as edition
+from scripts.notebook_times import solution_lines
 
 NAME = "Exercise 4.1"
-SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, TAIL = range(6)  # the parts, in notebook order: (a) to (f)
+SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, RECURSE, TAIL = range(7)  # the parts, in notebook order: (a) to (g)
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +47,15 @@ def rejects(nb: Notebook, part: int, **learner) -> str:
     return nb.rejects_part(NAME, part, **learner)
 
 
-def test_the_exercise_has_six_parts_each_with_its_check(nb04):
+def test_the_exercise_has_seven_parts_each_with_its_check(nb04):
     parts = _parts(nb04)
-    assert len(parts) == 6
+    assert len(parts) == 7
     defined = [set(re.findall(r"^def (\w+)", nb04.notebook.cells[e.solution].source, re.MULTILINE)) for e in parts]
     assert defined == [{"split_on", "first_split"}, {"strip_span"}, {"cut_between_tokens"}, {"split_without_merge"},
-                       {"merge", "split_recursive", "hand_chunks"}, {"tail_start"}]
+                       {"merge"}, {"split_recursive", "hand_chunks"}, {"tail_start"}]
 
 
-@pytest.mark.parametrize("part", [SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, TAIL])
+@pytest.mark.parametrize("part", [SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, RECURSE, TAIL])
 def test_each_part_accepts_the_reference_solution(nb04, part):
     accepts(nb04, part)
 
@@ -188,7 +189,7 @@ def test_d_accepts_a_recursion_that_passes_every_separator_down(nb04):
     accepts(nb04, NO_MERGE, split_without_merge=_no_merge(lower_only=False))
 
 
-# --- (e) merge and split_recursive ----------------------------------------------------------------------
+# --- (e) merge and (f) split_recursive -----------------------------------------------------------------
 
 def _merge(*, grow, strip=True):
     def merge(text, pieces, size, overlap=0):
@@ -239,28 +240,34 @@ def test_e_rejects_a_wrong_merge(nb04, wrong):
     assert "expected" in rejects(nb04, MERGE, merge=WRONG_MERGES[wrong])
 
 
-def test_e_rejects_a_split_that_merges_only_once_at_the_top(nb04):
+def test_f_rejects_a_split_that_merges_only_once_at_the_top(nb04):
     ns = _reference(MERGE)
 
     def split_recursive(text, a, b, separators, size, overlap=0):
         fragments = _reference(NO_MERGE)["split_without_merge"](text, a, b, separators, size)
         return ns["merge"](text, fragments, size, overlap)
 
-    message = rejects(nb04, MERGE, split_recursive=split_recursive)
+    message = rejects(nb04, RECURSE, split_recursive=split_recursive)
     assert "`hand_chunks(" in message
 
 
-def test_e_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
-    ns = _reference(MERGE)
+def test_f_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
+    ns = _reference(RECURSE)
     right = ns["split_recursive"]
 
     def split_recursive(text, a, b, separators, size, overlap=0):
         return [(a, b)] if ns["tokens"](text, a, b) <= size else right(text, a, b, separators, size, overlap)
 
-    rejects(nb04, MERGE, split_recursive=split_recursive)
+    rejects(nb04, RECURSE, split_recursive=split_recursive)
 
 
-# --- (f) tail_start ----------------------------------------------------------------------------------------
+def test_no_part_asks_for_more_than_15_lines(nb04):
+    """Issue 44: exercises in bites; the merge (22 lines) became parts (e) and (f)."""
+    sizes = [solution_lines(nb04.notebook.cells[e.solution].source) for e in _parts(nb04)]
+    assert max(sizes) <= 15, sizes
+
+
+# --- (g) tail_start ----------------------------------------------------------------------------------------
 
 def _tail(*, within=lambda tokens, text, pieces, k, j, overlap: tokens(text, pieces[k][0], pieces[j - 1][1]) <= overlap,
           fits_next=True, above=lambda k, i: k - 1 > i):
@@ -288,17 +295,17 @@ WRONG_TAILS = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_TAILS))
-def test_f_rejects_a_wrong_tail(nb04, wrong):
+def test_g_rejects_a_wrong_tail(nb04, wrong):
     assert "expected" in rejects(nb04, TAIL, tail_start=WRONG_TAILS[wrong])
 
 
-def test_f_the_right_tail_written_another_way_passes(nb04):
+def test_g_the_right_tail_written_another_way_passes(nb04):
     accepts(nb04, TAIL, tail_start=_tail())
 
 
 def test_the_checks_compare_only_where_the_library_agrees_with_exact_counting(nb04):
-    # the cases of parts (e) and (f) are ones where the library's one-tokenization estimate and the exact
+    # the cases of parts (f) and (g) are ones where the library's one-tokenization estimate and the exact
     # count pick the same pieces; elsewhere (the town report at 40 tokens, say) they may differ by design
-    ns = _reference(MERGE)
+    ns = _reference(RECURSE)
     text = nb04["city"]
     assert ns["hand_chunks"](text, 40) != nb04["as_spans"](text, nb04["recursive_chunks"](text, 40))
