@@ -5,13 +5,15 @@ from __future__ import annotations
 import base64
 import html
 import io
+from typing import Any
 
 from course_lib.display import chunks_to_html, forest_plot
 from rag_tools.chunk_eval.grades import CAUSES
 from rag_tools.chunk_eval.inputs import _one_line
 from rag_tools.chunk_eval.run import EvalReport, StrategyResult
 
-__all__ = ["cost_table", "decision_table", "format_table", "format_text", "health_table", "render_html"]
+__all__ = ["cost_figure", "cost_table", "decision_table", "format_table", "format_text", "health_table", "render_html",
+           "series_colours"]
 
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
@@ -169,22 +171,35 @@ def _summary(report: EvalReport) -> str:
     return text
 
 
+def series_colours(report: EvalReport) -> dict[str, str]:
+    """One colour a strategy family (a line of the size plot), each its own: tab10's, then tab20's lighter
+    shades, then hues spread around the circle (as hex, so the HTML legend shows the plot's colours)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import hsv_to_rgb, to_hex
+
+    families = sorted({r.family for r in report.results})
+    palette = [to_hex(c) for c in colormaps["tab10"].colors] + [to_hex(c) for c in colormaps["tab20"].colors[1::2]]
+    extra = len(families) - len(palette)
+    palette += [to_hex(hsv_to_rgb((i / extra, 0.85, 0.6))) for i in range(max(extra, 0))]
+    return dict(zip(families, palette))
+
+
 def _figure_png(report: EvalReport) -> bytes:
-    """Recall@k and IoU against mean chunk size, one line per strategy family, as PNG bytes."""
+    """Recall@k and IoU against mean chunk size, one line per strategy family in its own colour
+    (`series_colours`), as PNG bytes."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
     fig = Figure(figsize=(11, 4.2), dpi=100)
     axes = fig.subplots(1, 2)
-    families = sorted({r.family for r in report.results})
-    palette = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
-    colour = {name: palette[i % len(palette)] for i, name in enumerate(sorted({f.split(":")[-1] for f in families}))}
+    colour = series_colours(report)
+    families = sorted(colour)
     for family in families:
         rows = sorted((r for r in report.results if r.family == family), key=lambda r: r.mean_tokens)
         x = [r.mean_tokens for r in rows]
         late = family.startswith("late:")
         for ax, metric in zip(axes, ("recall_at_k", "iou")):
             ax.plot(x, [100 * r.metrics[metric] for r in rows], "--" if late else "-", marker="s" if late else "o",
-                    color=colour[family.split(":")[-1]], label=family)
+                    color=colour[family], label=family)
     iou = "IoU" + (f" (budget {report.budget} tokens)" if report.budget else f" (top {report.k})")
     for ax, title in zip(axes, (f"recall@{report.k}", iou)):
         ax.set_xlabel("mean chunk size (cl100k tokens)")
@@ -198,9 +213,38 @@ def _figure_png(report: EvalReport) -> bytes:
     return buffer.getvalue()
 
 
-def _cost_png(report: EvalReport) -> bytes:
+# Where a point's label may go, in points from the point, tried in this order (`_place_labels`)
+LABEL_OFFSETS = [(dx * side, dy) for dy in (3, -10, 12, -19, 21, -28, 30, -37) for dx in (4, 30, 60)
+                 for side in (1, -1)]
+
+
+def _place_labels(fig: Any, ax: Any, points: list[tuple[float, float, str]]) -> list[str]:
+    """Label each point with its strategy at the first of `LABEL_OFFSETS` where the label overlaps no label
+    placed before it and stays inside the axes; returns the strategies that found no such place (left
+    unlabelled, and listed under the plot)."""
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    placed, unplaced = [], []
+    for x, y, name in points:
+        for dx, dy in LABEL_OFFSETS:
+            label = ax.annotate(name, (x, y), fontsize=7, xytext=(dx, dy), textcoords="offset points",
+                                ha="left" if dx > 0 else "right")
+            extent = label.get_window_extent(renderer)
+            inside = box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1
+            if inside and not any(extent.overlaps(other) for other in placed):
+                placed.append(extent)
+                break
+            label.remove()
+        else:
+            unplaced.append(name)
+    return unplaced
+
+
+def cost_figure(report: EvalReport) -> tuple[Any, list[str]]:
     """The verdict's metric with each strategy's own 95% interval against three costs (tokens returned per
-    question, seconds to embed the index, milliseconds per query), as PNG bytes."""
+    question, seconds to embed the index, milliseconds per query), each point labelled with its strategy where
+    the label covers no other (`_place_labels`); and the strategies left unlabelled in some panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
     metric = TITLES[report.metric].format(k=report.k)
@@ -209,8 +253,11 @@ def _cost_png(report: EvalReport) -> bytes:
               ("query latency, ms (median; rerank included)",
                lambda r: (r.latency_ms.get("first_stage") or 0.0) + (r.latency_ms.get("rerank") or 0.0))]
     fig = Figure(figsize=(13, 4.4), dpi=100)
+    FigureCanvasAgg(fig)
     axes = fig.subplots(1, 3, sharey=True)
+    points: list[list[tuple[float, float, str]]] = []
     for ax, (label, cost) in zip(axes, panels):
+        points.append([])
         for r in report.results:
             x = cost(r)
             if x is None:
@@ -220,15 +267,14 @@ def _cost_png(report: EvalReport) -> bytes:
             ax.errorbar([x], [y], yerr=[[max(y - low, 0.0)], [max(high - y, 0.0)]], fmt="o", capsize=3,
                         color="tab:red" if report.verdict is not None and r.strategy in report.verdict.ruled_out
                         else "tab:blue")
-            ax.annotate(r.strategy, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+            points[-1].append((x, y, r.strategy))
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"{metric} (%), own 95% interval")
     fig.suptitle(f"{metric} against cost (red: ruled out by the verdict)")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    fig.tight_layout()  # before the labels: they are placed where the axes finally are
+    unplaced = sorted({name for ax, panel in zip(axes, points) for name in _place_labels(fig, ax, panel)})
+    return fig, unplaced
 
 
 def _table_html(table_id: str, head: list[str], rows: list[list[str]]) -> str:
@@ -335,7 +381,14 @@ def render_html(report: EvalReport) -> str:
         + "".join(f"<td>{e(c)}</td>" for c in _extra_cells(report, r)) + "</tr>"
         for r in report.results)
     png = base64.b64encode(_figure_png(report)).decode("ascii")
-    cost_png = base64.b64encode(_cost_png(report)).decode("ascii")
+    cost_fig, unlabelled = cost_figure(report)
+    buffer = io.BytesIO()
+    cost_fig.savefig(buffer, format="png")
+    cost_png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    unlabelled_html = (f'<p id="unlabelled">Points left unlabelled where no label could go without covering another: '
+                       f'{e(", ".join(unlabelled))}.</p>' if unlabelled else "")
+    series = "".join(f'<li><span class="swatch" style="background:{colour}"></span>{e(family)}</li>'
+                     for family, colour in series_colours(report).items())
     forest = _forest_png(report)
     forest_html = ("<p>No verdict: it compares at least two strategies on at least two questions.</p>"
                    if forest is None else
@@ -369,7 +422,11 @@ def render_html(report: EvalReport) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chunk-eval report</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
+img{{max-width:100%;height:auto}}.table{{max-width:100%;overflow-x:auto}}
+table{{border-collapse:collapse;font-size:.85em}}td,th{{border:1px solid #ccc;padding:3px 5px;text-align:right}}
+th{{white-space:normal}}td:first-child{{overflow-wrap:anywhere;min-width:9em}}
+#plot-series{{list-style:none;padding:0;columns:3;font-size:.85em}}
+.swatch{{display:inline-block;width:1.6em;height:.7em;margin-right:.4em;vertical-align:middle}}
 td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}.missed{{margin-bottom:2em}}
 #verdict{{font-size:1.1em;padding:.6em 1em;background:#eef5ff;border-left:4px solid #36c}}
 mark{{background:#ffe066}}pre{{white-space:pre-wrap;background:#fafafa;padding:.4em}}
@@ -382,22 +439,24 @@ details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{co
 {warnings_html}
 <p>{e(_summary(report)).replace(chr(10), "<br>")}. Model: {e(report.model)}.</p>
 <h2>Results, best first</h2>
-<table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<div class="table"><table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
 <h2>Chunk health</h2>
 <p>Tokens are cl100k tokens; tiny: under a tenth of the size; mid-sentence ends: a chunk that stops inside a
 sentence; pooled: longer than the model's window, its vector pooled over windows.</p>
-{_table_html("health", *_health_rows(report))}
+<div class="table">{_table_html("health", *_health_rows(report))}</div>
 <h2>Cost</h2>
 <p>Index seconds: the index's tokens at the rate measured in this run (cached vectors counted too); query ms:
 the median over the questions of embedding one question and searching, and of reranking apart.</p>
-{_table_html("cost", *_cost_rows(report))}
+<div class="table">{_table_html("cost", *_cost_rows(report))}</div>
 <img id="cost-plot" alt="{e(TITLES[report.metric].format(k=report.k))} with each strategy's 95% interval against
  returned tokens, index embedding seconds and query latency" src="data:image/png;base64,{cost_png}">
+{unlabelled_html}
 <h2>Misses by cause, and what to try</h2>
 <ul id="causes">{fixes}</ul>
 <h2>Recall and IoU against chunk size</h2>
 <img id="plots" alt="recall@{report.k} and IoU against mean chunk size, one line per strategy"
  src="data:image/png;base64,{png}">
+<ul id="plot-series">{series}</ul>
 <h2>Every question ({scope}): open one to see each strategy's best chunk</h2>
 <div id="questions">{questions_html}</div>
 <h2>Questions every strategy missed ({scope}): {len(missed)}</h2>
