@@ -52,12 +52,15 @@ strategy whose median chunk holds 90% of its document, a quote found in two or m
 warning per quote, counting the questions without `document` that use it), and a set where 80% of the
 questions are hits for every strategy.
 
-Retrieval: dense by default; `bm25:X` ranks X's chunks by BM25 (`course_lib.retrieval.bm25_rankings`):
-a chunk that shares no word with the question is not ranked and counts as not retrieved for every
-metric; `hybrid:X` fuses that with X's dense ranking (reciprocal rank fusion, k=60), so
+Retrieval: dense by default; `bm25:X` ranks X's chunks by BM25 (`course_lib.retrieval.bm25_rankings`, its
+words from `lexical_words` in the documents' language: `--language`, or detected, `language.py`): a chunk
+that shares no word with the question is not ranked and counts as not retrieved for every metric;
+`hybrid:X` fuses that with X's dense ranking (reciprocal rank fusion, k=60), so
 `hybrid:headers:X` is notebook 10's hybrid + headers. `rerank:<n>:X` (n = 50 if left out) re-orders
 X's first n chunks by MaxSim over token vectors (`course_lib.late_interaction`, notebook 11): each
-candidate chunk and each question encoded on its own; refused for a model without token vectors.
+candidate chunk and each question encoded on its own (the chunks' token vectors cached); refused for a model
+without token vectors. A model whose languages (`rag_tools.embedders.MODEL_LANGUAGES`, or `--model-languages`)
+leave out the documents' language gets one warning naming the course's multilingual models.
 
 Embedding: a chunk that fits the model (at most its window minus the special tokens: 510 WordPiece
 tokens for all-MiniLM-L6-v2) is encoded on its own; a longer one is embedded by pooling its token
