@@ -176,77 +176,64 @@ def sentence_windows(ranked: Sequence[int], sentences: Sequence[DocSpan], width:
 # ---------------------------------------------------------------------------
 
 
-# ISO 639-1 code -> its Snowball stemmer, for the languages whose stop words bm25s also lists (STOPWORDS_<NAME>)
-BM25_LANGUAGES = {"da": "danish", "de": "german", "en": "english", "es": "spanish", "fr": "french",
-                  "it": "italian", "nl": "dutch", "no": "norwegian", "pt": "portuguese", "ru": "russian",
-                  "sv": "swedish", "tr": "turkish"}
-# Stop words kept: negations and words that turn a question around ("sin", "not", "except"), by language
+# ISO 639-1 code -> its Snowball stemmer, for the languages whose stop words bm25s lists (STOPWORDS_<NAME>); and the
+# stop words kept: negations and words that turn a question around
+BM25_LANGUAGES = {"da": "danish", "de": "german", "en": "english", "es": "spanish", "fr": "french", "it": "italian",
+                  "nl": "dutch", "no": "norwegian", "pt": "portuguese", "ru": "russian", "sv": "swedish",
+                  "tr": "turkish"}
 KEPT_STOP_WORDS = {
-    "da": "ikke ingen intet men mod uden", "de": "aber gegen kein keine keinem keinen keiner keines nicht nichts "
-    "noch nur ohne", "en": "but no not", "es": "antes contra más nada ni no "
-    "pero sin", "fr": "mais ne pas", "it": "contro ma non più", "nl": "geen maar niet niets tegen zonder",
-    "no": "ikke ingen men mot uten", "pt": "depois mais mas nem não sem", "ru": "без не нет ни никогда ничего но",
-    "sv": "ej ingen inte men mot utan", "tr": "ama değil fakat hiç"}
-# An option (-f, --max-depth), a path (/etc/fstab, ~/.bashrc, ./configure), or a word with the words joined to
-# it by . / - (os.path.join, docs/index.md, XR-12); one-letter words count
+    "da": "ikke ingen intet men mod uden", "de": "aber gegen kein keine keinem keinen keiner keines nicht nichts noch "
+    "nur ohne", "en": "but no not", "es": "antes contra más nada ni no pero sin", "fr": "mais ne pas", "it": "contro "
+    "ma non più", "nl": "geen maar niet niets tegen zonder", "no": "ikke ingen men mot uten", "pt": "depois mais mas "
+    "nem não sem", "ru": "без не нет ни никогда ничего но", "sv": "ej ingen inte men mot utan",
+    "tr": "ama değil fakat hiç"}
+# An option (-f, --max-depth), a path (/etc/fstab, ~/.bashrc, ./configure), or words joined by . / - (os.path.join,
+# XR-12); one-letter words count
 LEXICAL_TOKEN = re.compile(r"(?<![\w-])--?\w+(?:-\w+)*|(?:~|\.\.?)?(?:/[\w.-]*\w)+/?|\w+(?:[./-]\w+)*")
 
 
 def lexical_words(texts: Sequence[str], language: str | None = "en", *, stem: bool = True) -> list[list[str]]:
     """Each text's words for BM25, lower-cased: every `LEXICAL_TOKEN` match, then the words of a joined one
     ("--max-depth" gives "--max-depth", "max", "depth"); the language's stop words (bm25s's list less
-    `KEPT_STOP_WORDS`) left out; single words stemmed by its Snowball stemmer when `stem`.
+    `KEPT_STOP_WORDS`) left out; single words reduced to their Snowball stem when `stem`.
 
     Taught in notebooks/10_context_for_chunks.ipynb, section 4. `language` is a key of `BM25_LANGUAGES`, or
     None for no stop words and no stemming. Questions and chunks must go through the same call.
     """
-    if language is not None and language not in BM25_LANGUAGES:
-        raise ValueError(f"language {language!r} has no stop words and stemmer here; use one of "
-                         f"{', '.join(BM25_LANGUAGES)}, or None for neither")
-    stop, stemmer = _lexicon(language, stem)
-    stems = _STEMS.setdefault((language, stem), {})
+    stop, stemmed = _lexicon(language, stem)
     out = []
     for text in texts:
         words = []
-        for match in LEXICAL_TOKEN.finditer(text.casefold()):
-            token = match.group()
+        for token in (m.group() for m in LEXICAL_TOKEN.finditer(text.casefold())):
             parts = re.findall(r"\w+", token)
-            for word in [token] + (parts if parts != [token] else []):
-                if word in stop:
-                    continue
-                if stemmer is not None and word.isalpha():
-                    if word not in stems:
-                        stems[word] = stemmer.stemWord(word)
-                    word = stems[word]
-                words.append(word)
+            words += [stemmed(w) if w.isalpha() else w for w in [token, *parts[parts == [token]:]] if w not in stop]
         out.append(words)
     return out
 
 
-_STEMS: dict[tuple[str | None, bool], dict[str, str]] = {}  # each word's stem, made once per process
-
-
 @functools.cache
 def _lexicon(language: str | None, stem: bool) -> tuple[frozenset[str], Any]:
-    """The language's stop words (bm25s's less `KEPT_STOP_WORDS`) and its Snowball stemmer (None without `stem`)."""
+    """The language's stop words (bm25s's less `KEPT_STOP_WORDS`) and its Snowball stemmer, cached per word."""
     if language is None:
-        return frozenset(), None
+        return frozenset(), str
+    if language not in BM25_LANGUAGES:
+        raise ValueError(f"language {language!r} has no stop words and stemmer here; use one of "
+                         f"{', '.join(BM25_LANGUAGES)}, or None for neither")
     import bm25s.stopwords
     import snowballstemmer
 
     listed = getattr(bm25s.stopwords, "STOPWORDS_" + ("EN" if language == "en" else BM25_LANGUAGES[language].upper()))
-    stop = frozenset(listed) - set(KEPT_STOP_WORDS[language].split())
-    return stop, snowballstemmer.stemmer(BM25_LANGUAGES[language]) if stem else None
+    stemmed = functools.cache(snowballstemmer.stemmer(BM25_LANGUAGES[language]).stemWord) if stem else str
+    return frozenset(listed) - set(KEPT_STOP_WORDS[language].split()), stemmed
 
 
 def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, language: str | None = "en",
                   stem: bool = True) -> list[list[int]]:
     """For each query, the indices of `texts` with a positive BM25 score, best first (`bm25s`).
 
-    Taught in notebooks/10_context_for_chunks.ipynb, section 4. Texts and queries are tokenized alike by
-    `lexical_words` (options, paths, dotted names and one-letter words kept; stop words less negations
-    removed; Snowball stems); bm25s's default parameters (k1=1.5, b=0.75). Equal scores keep index order.
-    Texts that share no word with the query are left out: BM25 has nothing to say about them.
+    Taught in notebooks/10_context_for_chunks.ipynb, section 4. Texts and queries are split alike by
+    `lexical_words`; bm25s's default parameters (k1=1.5, b=0.75). Equal scores keep index order. Texts that
+    share no word with the query are left out: BM25 has nothing to say about them.
     """
     texts, queries = _check_bm25_args(texts, queries)
     retriever, vocabulary = bm25_index(lexical_words(texts, language, stem=stem))
@@ -254,8 +241,7 @@ def bm25_rankings(texts: Sequence[str], queries: Sequence[str], *, language: str
     for words in lexical_words(queries, language, stem=stem):
         known = [w for w in words if w in vocabulary]
         scores = retriever.get_scores(known) if known else np.zeros(len(texts))
-        order = np.argsort(-scores, kind="stable")
-        out.append([int(i) for i in order if scores[i] > 0])
+        out.append([int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0])
     return out
 
 
