@@ -20,7 +20,7 @@ from scripts import browser_check, build_student_edition, learner_copy
 ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = [ROOT / "notebooks" / "00_start_here.ipynb",  # where `make lab` starts
-             ROOT / "notebooks" / "04_recursive_splitting.ipynb"]  # 4.1 in six parts, runs in about 5 s
+             ROOT / "notebooks" / "04_recursive_splitting.ipynb"]  # 4.1 in seven parts
 
 
 @pytest.fixture(scope="module")
