@@ -181,6 +181,17 @@ def _interrupted(written: list[Path]) -> int:
     return 130
 
 
+def _budget_list(text: str) -> list[int]:
+    """`--budget 1000` or `--budget 250,500,1000,2000`: whole numbers >= 1, each once."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers of tokens, e.g. 1000 or 250,500,1000") from None
+    if any(v < 1 for v in values) or len(set(values)) < len(values):
+        raise argparse.ArgumentTypeError(f"{text!r}: each budget at least 1 token, and each once")
+    return values
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, status 2, as for every other bad input
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -200,9 +211,10 @@ def _parser() -> argparse.ArgumentParser:
                         "recursive (and markdown) at 64, 128, 256, 512; fixed:256; recursive:256:32; headers:, "
                         "hybrid: and late: of recursive:256 (and markdown:256))")
     parser.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
-    parser.add_argument("--budget", type=int, metavar="TOKENS", help="score recall, answer recall and span "
-                        "metrics on exactly this many cl100k tokens of ranked text (whole chunks, then the next one "
-                        "cut) instead of the top k")
+    parser.add_argument("--budget", type=_budget_list, metavar="TOKENS", help="score recall, answer recall and "
+                        "span metrics on exactly this many cl100k tokens of ranked text (whole chunks, then the next "
+                        "one cut) instead of the top k; several (250,500,1000,2000) score each on the same vectors "
+                        "as a curve, the first being the table's")
     parser.add_argument("--metric", default="recall_at_k", choices=METRIC_NAMES, metavar="NAME",
                         help=f"the verdict's metric (default recall_at_k; one of {', '.join(METRIC_NAMES)})")
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN, metavar="M", help="the loss against the "
@@ -257,7 +269,7 @@ def _run_check(args: argparse.Namespace, embedding: dict) -> int:
     from rag_tools.chunk_eval.check import check
 
     began = time.perf_counter()
-    result = check(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget,
+    result = check(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget[0] if args.budget else None,
                    cache=None if args.no_cache else Path(args.cache),
                    model_request=model_request(args.model, embedding), skip_bad_files=args.skip_bad_files,
                    model=args.model, embedding=embedding, language=args.language,
@@ -296,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "embed_model": args.embed_model, "api_key_env": args.api_key_env, "timeout": args.timeout}
         if checking or args.check:
             return _run_check(args, embedding)
-        report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=args.budget, metric=args.metric,
+        budget = args.budget if args.budget is None or len(args.budget) > 1 else args.budget[0]
+        report = evaluate(args.docs, args.questions, args.strategy, k=args.k, budget=budget, metric=args.metric,
                           margin=args.margin, model=args.model, embedding=embedding,
                           cache=cache, cache_read_only=problem is not None, skip_bad_files=args.skip_bad_files,
                           quiet=args.quiet, on_warning=_warn, on_plan=_plan, language=args.language,

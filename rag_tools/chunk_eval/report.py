@@ -12,8 +12,8 @@ from rag_tools.chunk_eval.grades import CAUSES
 from rag_tools.chunk_eval.inputs import _one_line
 from rag_tools.chunk_eval.run import EvalReport, StrategyResult
 
-__all__ = ["cost_figure", "cost_table", "decision_table", "format_table", "format_text", "health_table", "render_html",
-           "series_colours"]
+__all__ = ["cost_figure", "cost_table", "curve_table", "decision_table", "format_table", "format_text", "health_table",
+           "render_html", "series_colours"]
 
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
@@ -143,11 +143,29 @@ def _fixes(report: EvalReport) -> list[str]:
     return [f"{cause} ({n} misses over all strategies): {CAUSES[cause]}" for cause, n in totals.items() if n]
 
 
+def curve_table(report: EvalReport) -> str:
+    """The budget curve (`--budget 250,500,...`) as text: per strategy, best first, the verdict's metric in percent
+    with its 95% interval at each budget and the smallest budget within one margin of its best; then the
+    verdict at each budget. Empty without a curve."""
+    data = report.curve_dict()
+    if data is None:
+        return ""
+    head = ["strategy", *(f"{b:,} tokens" for b in data["budgets"]), f"within {100 * data['margin']:g} of best"]
+    rows = [[s, *(f"{100 * m:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+                  for m, lo, hi in zip(v["mean"], v["low"], v["high"])),
+             f"{v['smallest_budget_within_margin']:,}"] for s, v in data["strategies"].items()]
+    verdicts = [f"at {p.budget:,} tokens: " + ("none" if p.verdict is None else p.verdict.text()) for p in report.curve]
+    return "\n".join([f"{TITLES[report.metric].format(k=report.k)} by budget (%, 95% interval), same vectors:",
+                      _aligned(head, rows), *verdicts])
+
+
 def format_text(report: EvalReport, *, seconds: bool = True, all_columns: bool = False) -> str:
     """What the command prints: the verdict first, the warnings, the summary, the table (the decision columns,
-    or every column with `all_columns`), the causes' fixes."""
+    or every column with `all_columns`), the budget curve if any (`curve_table`), the causes' fixes."""
     parts = [report.verdict_text(), *(f"warning: {w}" for w in report.warnings), _summary(report),
              format_table(report, seconds=seconds, all_columns=all_columns)]
+    if report.curve:
+        parts.append(curve_table(report))
     if not all_columns:
         parts.append("more columns (every metric, misses by cause, chunk health, cost): --all-columns, --json, --html")
     fixes = _fixes(report)
@@ -368,6 +386,31 @@ def _forest_png(report: EvalReport) -> bytes | None:
     return buffer.getvalue()
 
 
+def _curve_png(report: EvalReport) -> bytes:
+    """The budget curve: each strategy's metric against the budget, its 95% interval as a band, as PNG bytes."""
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
+
+    data = report.curve_dict()
+    fig = Figure(figsize=(10, 4.8), dpi=100)
+    ax = fig.subplots()
+    for name, v in data["strategies"].items():
+        line, = ax.plot(data["budgets"], [100 * m for m in v["mean"]], marker="o", label=name)
+        ax.fill_between(data["budgets"], [100 * x for x in v["low"]], [100 * x for x in v["high"]],
+                        color=line.get_color(), alpha=0.12, lw=0)
+    metric = TITLES[report.metric].format(k=report.k)
+    ax.set_xscale("log")
+    ax.set_xticks(data["budgets"], [f"{b:,}" for b in data["budgets"]])
+    ax.set_xlabel("budget (cl100k tokens returned per question, log scale)")
+    ax.set_ylabel(f"{metric} (%), band: 95% interval")
+    ax.set_title(f"{metric} against the budget, on the same vectors ({len(report.questions)} questions)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
 def render_html(report: EvalReport) -> str:
     """A self-contained HTML report: the verdict and warnings, the table, the plots (inline PNG), every
     question (openable, its quote marked in each strategy's best chunk, its cause) and the missed ones."""
@@ -419,6 +462,11 @@ def render_html(report: EvalReport) -> str:
     more = f"<p>and {len(missed) - MISSED_SHOWN} more.</p>" if len(missed) > MISSED_SHOWN else ""
     missed_html = ("".join(items) + more) if missed else "<p>None: every question was found by some strategy.</p>"
     scope = f"within {report.budget} tokens" if report.budget else f"top {report.k}"
+    curve_html = "" if not report.curve else (
+        '<h2>Budgets as a curve</h2>\n<pre id="curve">' + e(curve_table(report)) + "</pre>\n"
+        f'<img id="curve-plot" alt="{e(TITLES[report.metric].format(k=report.k))} against the budget, one line per '
+        f'strategy with its 95% interval as a band" src="data:image/png;base64,'
+        f'{base64.b64encode(_curve_png(report)).decode("ascii")}">')
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chunk-eval report</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
@@ -440,6 +488,7 @@ details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{co
 <p>{e(_summary(report)).replace(chr(10), "<br>")}. Model: {e(report.model)}.</p>
 <h2>Results, best first</h2>
 <div class="table"><table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
+{curve_html}
 <h2>Chunk health</h2>
 <p>Tokens are cl100k tokens; tiny: under a tenth of the size; mid-sentence ends: a chunk that stops inside a
 sentence; pooled: longer than the model's window, its vector pooled over windows.</p>

@@ -5,18 +5,18 @@ from __future__ import annotations
 import bisect
 import json
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from course_lib.evaluation import METRIC_NAMES
 from course_lib.spans import Chunk, DocSpan
-from course_lib.stats import Verdict
+from course_lib.stats import Interval, Verdict, mean_intervals, verdict
 from rag_tools.chunk_eval.grades import CAUSES
 from rag_tools.chunk_eval.inputs import Document, Question
 from rag_tools.chunk_eval.timings import StageClock
 
-__all__ = ["Chunked", "EvalReport", "StrategyResult"]
+__all__ = ["BudgetPoint", "Chunked", "EvalReport", "StrategyResult", "budget_curve", "smallest_within_margin"]
 
 
 @dataclass
@@ -73,6 +73,35 @@ class StrategyResult:
                 "rerank_seconds": None if self.rerank_seconds is None else round(self.rerank_seconds, 2)}
 
 
+@dataclass(frozen=True)
+class BudgetPoint:
+    """One budget of a curve: each strategy's mean of the verdict's metric with its 95% interval, and the verdict."""
+
+    budget: int
+    intervals: Mapping[str, Interval]
+    verdict: Verdict | None
+
+
+def budget_curve(per_budget: Mapping[int, Mapping[str, Sequence[float]]], costs: Mapping[str, tuple[float, ...]],
+                 metric: str, margin: float) -> list[BudgetPoint]:
+    """The metric at each budget (smallest first), scored on the same questions and vectors: per strategy its
+    mean and 95% interval (`mean_intervals`), and the verdict at that budget (None with one strategy)."""
+    points = []
+    for budget in sorted(per_budget):
+        values = per_budget[budget]
+        ruling = verdict(values, costs=costs, metric=metric, margin=margin) if len(values) >= 2 else None
+        points.append(BudgetPoint(budget, mean_intervals(values), ruling))
+    return points
+
+
+def smallest_within_margin(curve: Sequence[BudgetPoint], margin: float) -> dict[str, int]:
+    """Per strategy, the smallest budget whose mean is within `margin` of the strategy's best mean over the curve
+    (point estimates: where more text stops paying, not a test)."""
+    names = list(curve[0].intervals)
+    best = {s: max(p.intervals[s].mean for p in curve) for s in names}
+    return {s: next(p.budget for p in curve if p.intervals[s].mean >= best[s] - margin - 1e-12) for s in names}
+
+
 @dataclass
 class EvalReport:
     """Everything one run measured: `results` best first (the verdict's metric, then recall@k, nDCG@10,
@@ -95,6 +124,8 @@ class EvalReport:
     embedding: dict[str, Any] = field(default_factory=dict)  # `rag_tools.embedders.describe` of the model
     clock: StageClock | None = field(default=None, repr=False)  # each stage's seconds (`--timings`)
     vectors: dict[str, Any] = field(default_factory=dict)  # asked for, distinct, cached, embedded, the rate
+    curve: list[BudgetPoint] = field(default_factory=list)  # `--budget 250,500,...`: every budget, smallest first
+    margin: float | None = None  # the verdict's margin (the curve's "within one margin of its best")
 
     def model_text(self) -> str:
         """One line: the model, its kind, window, dimension, prefixes and, for an endpoint, its requests."""
@@ -111,6 +142,22 @@ class EvalReport:
             retries = f"{facts['retries']} {'retry' if facts['retries'] == 1 else 'retries'}"
             parts.append(f"{facts['requests']} requests to the endpoint ({retries})")
         return ", ".join(p for p in parts if p)
+
+    def curve_dict(self) -> dict[str, Any] | None:
+        """The JSON `curve` (None without one): the budgets, per strategy its mean and 95% interval at each and the
+        smallest budget within one margin of its best, and the verdict at each budget."""
+        if not self.curve:
+            return None
+        names = [r.strategy for r in self.results]
+        within = smallest_within_margin(self.curve, self.margin)
+        return {"metric": self.metric, "margin": self.margin, "budgets": [p.budget for p in self.curve],
+                "strategies": {s: {"mean": [round(p.intervals[s].mean, 6) for p in self.curve],
+                                   "low": [round(p.intervals[s].low, 6) for p in self.curve],
+                                   "high": [round(p.intervals[s].high, 6) for p in self.curve],
+                                   "smallest_budget_within_margin": within[s]} for s in names},
+                "verdicts": {str(p.budget): None if p.verdict is None else {**p.verdict.as_dict(),
+                                                                            "text": p.verdict.text()}
+                             for p in self.curve}}
 
     def verdict_text(self) -> str:
         if self.verdict is not None:
@@ -157,6 +204,7 @@ class EvalReport:
             "verdict_text": self.verdict_text(),
             "warnings": self.warnings,
             "k": self.k, "budget": self.budget, "metric": self.metric, "model": self.model,
+            "curve": self.curve_dict(),
             "embedding": self.embedding,
             "documents": len(self.documents),
             "document_bytes": sum(len(d.text.encode("utf-8")) for d in self.documents),

@@ -49,7 +49,7 @@ from rag_tools.chunk_eval.rerank import (
     parse_with_rerank,
     token_matrices,
 )
-from rag_tools.chunk_eval.results import EvalReport, StrategyResult
+from rag_tools.chunk_eval.results import EvalReport, StrategyResult, budget_curve
 from rag_tools.chunk_eval.score import _decide, _inputs_sha256, _score, _versions, query_latency
 from rag_tools.chunk_eval.timings import MIN_RATE_TOKENS, EmbeddingRate, StageClock, plan_text
 from rag_tools.embedders import (
@@ -167,6 +167,18 @@ def record_model(cache: str | Path | None, request: str, embedder: Embedder) -> 
 # ---------------------------------------------------------------------------
 
 
+def _budgets(budget: int | Sequence[int] | None) -> list[int]:
+    """`--budget` as a list: none, one, or several for a curve (the first is the report's), each a whole number >= 1
+    and each once."""
+    values = [] if budget is None else [budget] if isinstance(budget, int) else budget
+    if not isinstance(values, (list, tuple)) or any(isinstance(b, bool) or not isinstance(b, int) or b < 1
+                                                    for b in values):
+        raise ChunkEvalError(f"--budget {budget!r}: use whole numbers >= 1, one (1000) or several (250,500,1000,2000)")
+    if len(set(values)) < len(values):
+        raise ChunkEvalError(f"--budget {budget!r}: give each budget once")
+    return list(values)
+
+
 def ordered(results: Sequence[StrategyResult], metric: str, budget: int | None) -> list[StrategyResult]:
     """The rows best first by the verdict's tie rule (`course_lib.stats.rank_order`): the higher mean of `metric`;
     equal means, the cheaper (`StrategyResult.cost_key`), then the name. The table, JSON and HTML keep this order."""
@@ -221,7 +233,7 @@ def evaluate(
     strategies: Sequence[str] | None = None,
     *,
     k: int = 5,
-    budget: int | None = None,
+    budget: int | Sequence[int] | None = None,
     metric: str = "recall_at_k",
     margin: float = DEFAULT_MARGIN,
     model: str | Path | None = None,
@@ -238,6 +250,8 @@ def evaluate(
 ) -> EvalReport:
     """Chunk, embed, search and score every strategy on the documents of `docs`; see `rag_tools.chunk_eval`.
 
+    `budget` may list several budgets (`--budget 250,500,1000,2000`): the first is the report's (its table,
+    questions and verdict), and every one is scored on the same vectors for `EvalReport.curve`.
     `metric` (one of `METRIC_NAMES`) is the verdict's, and `margin` (in its units) the loss against the leader
     a strategy may show and still be "as good as the leader" (`course_lib.stats.verdict`). `model` is a registry
     name or a local sentence-transformers folder (default: the course's MiniLM) and `embedding` the rest of
@@ -252,9 +266,10 @@ def evaluate(
     stems, and a warning when the model was not trained on it (its languages: the registry's model card, or
     `languages_of_model` for a folder or an endpoint). Taught in notebooks/13_your_documents.ipynb, section 2.
     """
-    for name, value in (("k", k), ("budget", budget)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ChunkEvalError(f"--{name} {value!r}: use a whole number >= 1")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ChunkEvalError(f"--k {k!r}: use a whole number >= 1")
+    budgets = _budgets(budget)
+    budget = budgets[0] if budgets else None
     if metric not in METRIC_NAMES:
         raise ChunkEvalError(f"--metric {metric!r} is not a metric; choose one of {', '.join(METRIC_NAMES)}")
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 1:
@@ -336,6 +351,7 @@ def evaluate(
         model_tokens = _model_tokens(embedder, alone)
     texts_by_path = {d.path: d.text for d in documents}
     results, healths, returned_rows, token_made = [], {}, {}, {}
+    curve_values: dict[int, dict[str, list[float]]] = {b: {} for b in budgets[1:]}  # budget -> strategy -> values
     for spec in specs:
         t0 = time.perf_counter()
         pairs = chunked[spec.id]
@@ -344,6 +360,13 @@ def evaluate(
         vectors = np.stack([vector_cache[key] for key in plan.vector_keys[spec.id]]) if spec.embeds else None
         rerank = isinstance(spec, RerankSpec)
         with clock.stage("scoring"):
+            for other in budgets[1:]:  # the curve's other budgets: the same vectors, another cut
+                curve_values[other][spec.id] = _score(
+                    spec, spans, [c.text for _, c in pairs], plan.search_texts[spec.id], tokens, vectors, query_vectors,
+                    question_list, documents, k, other,
+                    token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock, token_made,
+                                                                     token_cache)) if rerank else None,
+                    query_tokens=question_tokens, language=found_language.lexical)["per_question"][metric]
             scored = _score(spec, spans, [c.text for _, c in pairs], plan.search_texts[spec.id], tokens, vectors,
                             query_vectors, question_list, documents, k, budget,
                             token_source=(lambda rows, s=spec: _chunk_tokens(embedder, s, plan, rows, clock,
@@ -399,7 +422,10 @@ def evaluate(
     return EvalReport(k=k, budget=budget, model=model_facts["model"], embedding=model_facts, documents=documents,
                       questions=question_list, skipped=skipped, results=results, shared_seconds=shared,
                       cache={"vectors_loaded": loaded, "vectors_embedded": len(vector_cache.vectors) - loaded},
-                      metric=metric, verdict=ruling, warnings=warned,
+                      metric=metric, verdict=ruling, warnings=warned, margin=margin,
+                      curve=budget_curve({budget: {r.strategy: r.per_question[metric] for r in results},
+                                          **curve_values}, {r.strategy: r.cost_key(budget) for r in results},
+                                         metric, margin) if len(budgets) > 1 and len(question_list) >= 2 else [],
                       versions=_versions(embedder, specs, found_language),
                       inputs_sha256=_inputs_sha256(documents, question_list), clock=clock,
                       vectors={"requested": plan.requested, "distinct": plan.distinct,
