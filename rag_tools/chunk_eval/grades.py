@@ -1,13 +1,16 @@
 """How chunk-eval grades a question: graded relevance for nDCG, whether the answer was returned whole, and the
-cause of each miss (the first of `CAUSES` that applies), each with the fix the course teaches.
+cause of each miss (the first of `CAUSES` that applies), each with the fix the course teaches; and, for paged
+documents (PDF), whether the pages a strategy's returned chunks state hold the answer (`page_report`).
 
 The span arithmetic behind them is `course_lib.evaluation`'s (notebook 08).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -128,3 +131,43 @@ def miss_cause(returned: Sequence[DocSpan], ranked: Sequence[DocSpan], quotes: S
         return "split"
     holder = next(c for c in ranked if any(answer_held([c], [group]) for group in quotes))
     return "orphan" if orphan_opener(documents[holder[0]][holder[1]:holder[2]]) else "self_contained"
+
+
+def page_of(page_ends: Sequence[int], offset: int) -> int:
+    """1-based page of character `offset` of a paged document, as `rag_tools.readers.page_span` counts it:
+    `page_ends[i]` is the offset of the form feed that ends page i + 1. Past the last form feed it is
+    `len(page_ends) + 1`, a page the document does not have."""
+    return bisect.bisect_left(page_ends, offset) + 1
+
+
+def page_report(chunk_spans: Sequence[DocSpan], retrieved: Sequence[Sequence[DocSpan]],
+                references: Sequence[Sequence[DocSpan]], page_ends: Mapping[Hashable, Sequence[int]]
+                ) -> tuple[dict[str, Any], int]:
+    """Whether a strategy cites pages right, over the questions whose reference lies in a paged document.
+
+    `page_recall_at_k`: share of those questions for which some returned chunk's page range (first to last
+    page) contains the page of the first character of one of the question's reference spans in that document.
+    `hits_pages_right`: of the returned chunks that share a character with a reference span (hits), the share
+    whose page range contains the page of that span's first character (None without hits). Also returns how
+    many chunks of paged documents carry no page range (they lie past the last form feed). `{}` when no
+    question's reference is paged.
+    """
+    questions, found, hits, right = 0, 0, 0, 0
+    for returned, refs in zip(retrieved, references):
+        paged = [(d, s, e) for d, s, e in refs if d in page_ends]
+        if not paged:
+            continue
+        questions += 1
+        pages = {(d, page_of(page_ends[d], s)) for d, s, _ in paged}
+        ranges = [(d, page_of(page_ends[d], s), page_of(page_ends[d], e - 1)) for d, s, e in returned if d in page_ends]
+        found += any(d == rd and a <= p <= b for d, a, b in ranges for rd, p in pages)
+        for d, s, e in returned:
+            for rd, rs, re_ in paged:
+                if d == rd and s < re_ and rs < e:
+                    hits += 1
+                    right += page_of(page_ends[d], s) <= page_of(page_ends[d], rs) <= page_of(page_ends[d], e - 1)
+    unpaged = sum(1 for d, _, e in chunk_spans if d in page_ends and page_of(page_ends[d], e - 1) > len(page_ends[d]))
+    if not questions:
+        return {}, unpaged
+    return {"questions": questions, "page_recall_at_k": found / questions, "hits": hits,
+            "hits_pages_right": right / hits if hits else None}, unpaged

@@ -13,7 +13,7 @@ from rag_tools.chunk_eval.inputs import _one_line
 from rag_tools.chunk_eval.run import EvalReport, StrategyResult
 
 __all__ = ["cost_figure", "cost_table", "curve_table", "decision_table", "format_table", "format_text", "health_table",
-           "render_html", "series_colours"]
+           "pages_text", "render_html", "series_colours"]
 
 MISSED_SHOWN = 25  # questions every strategy missed, shown in the HTML report
 
@@ -159,6 +159,20 @@ def curve_table(report: EvalReport) -> str:
                       _aligned(head, rows), *verdicts])
 
 
+def pages_text(report: EvalReport) -> str:
+    """Pages cited right, for paged documents (PDF): per strategy, best first, page recall@k and the share of hits
+    whose stated pages hold the start of the answer (`grades.page_report`)."""
+    lines = [f"Pages (questions whose answer is in a paged document): page recall@{report.k}, and hits whose stated "
+             "pages hold the answer's first character"]
+    for r in report.results:
+        p = r.pages
+        if p:
+            right = "-" if p["hits_pages_right"] is None else f"{p['hits_pages_right']:.1%}"
+            lines.append(f"- {r.strategy}: page recall {p['page_recall_at_k']:.1%} over {p['questions']} questions; "
+                         f"pages right on {right} of {p['hits']} hits")
+    return "\n".join(lines)
+
+
 def format_text(report: EvalReport, *, seconds: bool = True, all_columns: bool = False) -> str:
     """What the command prints: the verdict first, the warnings, the summary, the table (the decision columns,
     or every column with `all_columns`), the budget curve if any (`curve_table`), the causes' fixes."""
@@ -166,6 +180,8 @@ def format_text(report: EvalReport, *, seconds: bool = True, all_columns: bool =
              format_table(report, seconds=seconds, all_columns=all_columns)]
     if report.curve:
         parts.append(curve_table(report))
+    if any(r.pages for r in report.results):
+        parts.append(pages_text(report))
     if not all_columns:
         parts.append("more columns (every metric, misses by cause, chunk health, cost): --all-columns, --json, --html")
     fixes = _fixes(report)
@@ -462,6 +478,8 @@ def render_html(report: EvalReport) -> str:
     more = f"<p>and {len(missed) - MISSED_SHOWN} more.</p>" if len(missed) > MISSED_SHOWN else ""
     missed_html = ("".join(items) + more) if missed else "<p>None: every question was found by some strategy.</p>"
     scope = f"within {report.budget} tokens" if report.budget else f"top {report.k}"
+    pages_html = ('<h2>Pages cited</h2>\n<pre id="pages">' + e(pages_text(report)) + "</pre>"
+                  if any(r.pages for r in report.results) else "")
     curve_html = "" if not report.curve else (
         '<h2>Budgets as a curve</h2>\n<pre id="curve">' + e(curve_table(report)) + "</pre>\n"
         f'<img id="curve-plot" alt="{e(TITLES[report.metric].format(k=report.k))} against the budget, one line per '
@@ -489,6 +507,7 @@ details.question{{margin:.3em 0}}.strategy{{margin:.4em 0 .4em 1.5em}}.cause{{co
 <h2>Results, best first</h2>
 <div class="table"><table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
 {curve_html}
+{pages_html}
 <h2>Chunk health</h2>
 <p>Tokens are cl100k tokens; tiny: under a tenth of the size; mid-sentence ends: a chunk that stops inside a
 sentence; pooled: longer than the model's window, its vector pooled over windows.</p>

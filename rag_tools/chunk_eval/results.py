@@ -47,6 +47,7 @@ class StrategyResult:
     latency_ms: dict[str, float | None] = field(default_factory=dict)  # question_embedding, search, first_stage, rerank
     health: dict[str, Any] = field(default_factory=dict)  # `health.ChunkHealth.to_dict()`
     rerank_seconds: float | None = None  # rerank: its own stage (token vectors and MaxSim)
+    pages: dict[str, Any] = field(default_factory=dict)  # paged documents: `grades.page_report`
 
     @property
     def cause_counts(self) -> dict[str, int]:
@@ -58,7 +59,9 @@ class StrategyResult:
                 "chunks": self.chunks, "mean_tokens": round(self.mean_tokens, 1),
                 "returned_tokens": round(self.returned_tokens, 1), "index_bytes": self.index_bytes,
                 "seconds": round(self.seconds, 2), "windowed_chunks": self.windowed_chunks,
-                "causes": self.cause_counts, "health": self.health, "cost": self.cost()}
+                "causes": self.cause_counts, "health": self.health, "cost": self.cost(),
+                **({"pages": {key: round(v, 6) if isinstance(v, float) else v for key, v in self.pages.items()}}
+                   if self.pages else {})}
 
     def cost_key(self, budget: int | None) -> tuple[float, ...]:
         """What "cheaper" means for the verdict and the tie rule: fewest returned tokens, then the smallest index;

@@ -28,6 +28,7 @@ from course_lib.evaluation import METRIC_NAMES
 from course_lib.stats import DEFAULT_MARGIN, rank_order
 from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
+from rag_tools.chunk_eval.grades import page_report
 from rag_tools.chunk_eval.health import chunk_health, health_warning
 from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, read_documents, read_questions
 from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
@@ -352,6 +353,8 @@ def evaluate(
     texts_by_path = {d.path: d.text for d in documents}
     results, healths, returned_rows, token_made = [], {}, {}, {}
     curve_values: dict[int, dict[str, list[float]]] = {b: {} for b in budgets[1:]}  # budget -> strategy -> values
+    page_ends = {d.path: d.page_ends for d in documents if d.page_ends}  # paged documents (PDF): cited pages
+    page_warnings = []
     for spec in specs:
         t0 = time.perf_counter()
         pairs = chunked[spec.id]
@@ -373,6 +376,10 @@ def evaluate(
                                                                              token_made, token_cache))
                             if rerank else None, query_tokens=question_tokens, language=found_language.lexical)
             search_ms = query_latency(spec, vectors, query_vectors, question_list, scored["bm25_ms"])
+        pages, unpaged = page_report(spans, scored["retrieved"], [q.spans for q in question_list], page_ends)
+        if unpaged:
+            page_warnings.append(f"{spec.id}: {unpaged} chunks of paged documents carry no page range (they lie "
+                                 "past the last page's form feed), so no page can be cited for them")
         embeds_alone = spec.embeds and spec.variant != "late"
         windowed = sum(n > embedder.max_tokens for n in model_tokens[spec.id]) if embeds_alone else 0
         index_tokens = sum(plan.tokens[key] for key in plan.vector_keys[spec.id]) if spec.embeds else 0
@@ -400,7 +407,7 @@ def evaluate(
             best_relevant=scored["best_relevant"], per_question=per_question, causes=scored["causes"],
             retrieved=scored["retrieved"], vectors=stored_vectors, embed_tokens=index_tokens,
             embed_seconds=embed_seconds, latency_ms=latency, health=healths[spec.id].to_dict(),
-            rerank_seconds=scored.get("rerank_seconds")))
+            rerank_seconds=scored.get("rerank_seconds"), pages=pages))
     results = ordered(results, metric, budget)
     with clock.stage("bootstrap"):
         ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget, margin)
@@ -408,6 +415,7 @@ def evaluate(
         warned.insert(0, wrong_language)
     if wrong_language:
         warned.insert(0, wrong_language)
+    warned += page_warnings
     for r in results:
         line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
                               cl100k[r.strategy])
