@@ -32,7 +32,6 @@ from rag_tools.chunk_eval.grades import page_report
 from rag_tools.chunk_eval.health import chunk_health, health_warning
 from rag_tools.chunk_eval.inputs import ChunkEvalError, Document, Question, read_documents, read_questions
 from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
-from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import (
     Plan,
     Spec,
@@ -286,7 +285,6 @@ def evaluate(
             except ValueError as error:
                 raise ChunkEvalError(str(error)) from None
         found_language = resolve_language(language, documents)
-        found_language = resolve_language(language, documents)
     specs = parse_strategies(strategies if strategies else default_strategies(documents))
 
     with clock.stage("model_load"):
@@ -304,11 +302,6 @@ def evaluate(
                                                       languages_of_model))
     if wrong_language and on_warning is not None:
         on_warning(wrong_language)
-    wrong_language = language_warning(found_language, describe(embedder).get("model") or embedder.name,
-                                      model_languages(model, options, None if loaded_here else embedder,
-                                                      languages_of_model))
-    if wrong_language and on_warning is not None:
-        on_warning(wrong_language)
 
     seconds: dict[str, float] = {}
     with clock.stage("chunking"):
@@ -317,7 +310,6 @@ def evaluate(
                                on_warning=on_warning)
     if getattr(embedder, "dim", 0) is None and vector_cache.dim:  # an endpoint learns its dimension: the cache's
         embedder.dim, embedder.dim_from = vector_cache.dim, f"the vector cache {vector_cache.folder}"
-    token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     token_cache = TokenVectorCache(vector_cache.folder, read_only=not vector_cache.writable)
     with clock.stage("tokenizing"):  # cl100k counts, and the plan's count of what it will embed
         cl100k = cl100k_counts(specs, chunked)
@@ -413,8 +405,6 @@ def evaluate(
         ruling, warned = _decide(results, documents, question_list, chunked, metric, k, budget, margin)
     if wrong_language:
         warned.insert(0, wrong_language)
-    if wrong_language:
-        warned.insert(0, wrong_language)
     warned += page_warnings
     for r in results:
         line = health_warning(r.strategy, healths[r.strategy], r.causes, returned_rows[r.strategy],
@@ -443,6 +433,5 @@ def evaluate(
                                "rate_measured_on": rate.source if rate.tokens else None,
                                "question_embedding_ms": None if question_ms is None else round(question_ms, 2),
                                "token_vector_texts": len(token_made),
-                               "token_vector_texts_cached": token_cache.hits,
                                "token_vector_texts_cached": token_cache.hits,
                                "token_vector_questions": len(question_tokens)})
