@@ -32,11 +32,20 @@ Choices, measured on the course's real files (`debian_docs`, 114-page pdfTeX PDF
   walk without recursion; the charset is sniffed as browsers do (byte-order mark, then a `<meta>` in the
   head or the XML declaration, else UTF-8). Table rows become ` | `-separated cells; navigation is dropped
   by role and landmark (`nav`, `role="navigation"`, the page's `header`/`footer`, "¶" heading anchors).
+  Charset labels mean what the WHATWG Encoding Standard (every browser) says: `iso-8859-1`, `latin1`,
+  `us-ascii` and their aliases are windows-1252 (curly quotes, the euro sign and dashes at 0x80-0x9F, not C1
+  controls), `iso-8859-9` is windows-1254, `tis-620` windows-874; a byte a Windows code page leaves undefined
+  in 0x80-0x9F is the C1 control of that number, as in the standard's indexes.
   python-docx needs lxml anyway, so it adds nothing to the install, and it recovers from broken markup
   as browsers do. Parsing the 12 handbook pages and taking their text
   took 26 ms with lxml, 6 ms with selectolax (lexbor; 7.7 MB more to install), 201 ms with the standard
   library's `html.parser` and 758 ms with beautifulsoup4 over it: lxml is fast enough and costs no install.
-- DOCX: python-docx (MIT); headings from paragraph styles, tables as rows of ` | `-separated cells.
+- DOCX: python-docx (MIT); headings from paragraph styles, tables as rows of ` | `-separated cells. python-docx
+  reads every part whole, so the zip's declared sizes are checked first (`DOCX_MAX_BYTES`, `DOCX_MAX_RATIO`):
+  a 1 MB file can hold a gigabyte of XML. A style is looked up once per style id: python-docx's `style`
+  scans every style of the file for each paragraph, several milliseconds a paragraph here.
+- Whatever the format, a NUL (U+0000) in the text is refused (e5-small's C engine would end a text there),
+  and running out of memory is one `ValueError` line like any other failure.
 
 Taught in notebooks/12_documents_with_pages.ipynb, sections 1-4 (`page_span` in section 6).
 """
@@ -53,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "DOCX_MAX_BYTES",
+    "DOCX_MAX_RATIO",
     "FOLDING",
     "HTML_SUFFIXES",
     "WORD_GAP_EM",
@@ -81,6 +92,13 @@ FOLDING = {
 }
 _FOLD_TABLE = str.maketrans(FOLDING)
 _FOLD_CHARS = re.compile("[" + "".join(FOLDING) + "]")
+# A .docx is refused before parsing when its parts hold more than this uncompressed in all (python-docx reads
+# each whole, and reading one took about 11 bytes of memory per byte of document.xml here), or when a part over
+# `_RATIO_FLOOR` expands more than `DOCX_MAX_RATIO` times: the document.xml of a Chroma corpus saved by
+# python-docx compressed 3.8:1, 100,000 generated paragraphs 25:1, the review's bombs about 370:1 and 1,000:1.
+DOCX_MAX_BYTES = 256 * 2**20
+DOCX_MAX_RATIO = 100
+_RATIO_FLOOR = 10 * 2**20  # a smaller part may compress as well as it likes: it costs little memory
 
 
 @dataclass(frozen=True)
@@ -158,8 +176,9 @@ def read_document(path: str | Path) -> Extracted:
     """Read a `.pdf`, `.html`/`.htm`, `.docx` or UTF-8 text file into an `Extracted`.
 
     Raises `ValueError` naming the file for input it cannot read: an encrypted PDF, a PDF without a
-    text layer, HTML that is not text, a `.docx` that is not a Word file, text that is not UTF-8, and
-    any damaged or hostile file the libraries fail on (malformed XML, a zip or Flate bomb, deep nesting).
+    text layer, HTML that is not text, a `.docx` that is not a Word file, text that is not UTF-8, text
+    holding a NUL, a file too large for the memory available, and any damaged or hostile file the
+    libraries fail on (malformed XML, a zip or Flate bomb, deep nesting).
     """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, not {type(path).__name__}")
@@ -167,6 +186,20 @@ def read_document(path: str | Path) -> Extracted:
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     suffix = path.suffix.lower()
+    try:
+        extracted = _read_by_suffix(path, suffix)
+    except MemoryError:
+        raise ValueError(f"{path}: too large to read in the memory available (MemoryError); split the file, or "
+                         "read it where there is more memory") from None
+    nul = extracted.text.find("\x00")
+    if nul >= 0:
+        raise ValueError(f"{path}: the text holds a NUL character (U+0000) at position {nul}, line "
+                         f"{extracted.text.count(chr(10), 0, nul) + 1}, where an embedder written in C (e5-small) "
+                         "would end it; remove the NUL characters")
+    return extracted
+
+
+def _read_by_suffix(path: Path, suffix: str) -> Extracted:
     if suffix == ".pdf":
         return _read_pdf(path)
     if suffix in HTML_SUFFIXES:
@@ -451,6 +484,25 @@ _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "as
                "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "figure", "figcaption",
                "address", "h5", "h6", "hr", "body", "html", "caption"}
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+# The WHATWG Encoding Standard's labels of windows-1252, windows-1254 and windows-874 (ASCII-lowercased), which
+# Python reads as other codecs (latin-1's and ascii's C1 controls or errors at 0x80-0x9F) or not at all
+# (x-cp1252), and the x-cp labels of the other Windows code pages.
+_WHATWG_LABELS = {
+    **dict.fromkeys(("ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1",
+                     "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1",
+                     "us-ascii", "windows-1252", "x-cp1252"), "cp1252"),
+    **dict.fromkeys(("cp1254", "csisolatin5", "iso-8859-9", "iso-ir-148", "iso8859-9", "iso88599", "iso_8859-9",
+                     "iso_8859-9:1989", "l5", "latin5", "windows-1254", "x-cp1254"), "cp1254"),
+    **dict.fromkeys(("dos-874", "iso-8859-11", "iso8859-11", "iso885911", "tis-620", "windows-874"), "cp874"),
+    **{f"{prefix}{page}": f"cp{page}" for page in (1250, 1251, 1253, 1255, 1256, 1257, 1258)
+       for prefix in ("cp", "windows-", "x-cp")},
+}
+# Python's codecs whose character set a Windows code page extends, for labels only Python knows ("latin-1").
+_SUPERSEDED = {"ascii": "cp1252", "iso8859-1": "cp1252", "iso8859-9": "cp1254", "iso8859-11": "cp874",
+               "tis-620": "cp874"}
+_WINDOWS_PAGES = frozenset({"cp874", *(f"cp{page}" for page in range(1250, 1259))})
+_C1_FOR_UNDEFINED = {0xDC80 + byte: 0x80 + byte for byte in range(32)}  # surrogateescape'd 0x80-0x9F -> U+0080-009F
+_ESCAPED = re.compile("[\udc80-\udcff]")
 _XML_DECLARATION = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)""")
 _META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
@@ -514,13 +566,26 @@ def _decode_html(path: Path, raw: bytes) -> str:
     else:
         encoding = _declared_charset(raw) or "utf-8"
     try:
-        markup = raw.decode(encoding)
+        markup = _decode(raw, encoding)
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not an HTML text file in {encoding} ({exc.reason} at byte {exc.start}); "
                          "re-save it as UTF-8 HTML") from None
     if "\x00" in markup:
         raise ValueError(f"{path}: not an HTML text file (it holds NUL characters); re-save it as UTF-8 HTML")
     return markup
+
+
+def _decode(raw: bytes, encoding: str) -> str:
+    """`raw` decoded; in a Windows code page, a byte 0x80-0x9F it leaves undefined becomes the C1 control of that
+    number, as the WHATWG indexes say (windows-1252's 0x81, 0x8D, 0x8F, 0x90, 0x9D); any other undefined byte
+    raises `UnicodeDecodeError` (a single-byte code page: the character's position is the byte's)."""
+    if encoding not in _WINDOWS_PAGES:
+        return raw.decode(encoding)
+    text = raw.decode(encoding, errors="surrogateescape").translate(_C1_FOR_UNDEFINED)
+    left = _ESCAPED.search(text)
+    if left:
+        raise UnicodeDecodeError(encoding, raw, left.start(), left.start() + 1, "character maps to <undefined>")
+    return text
 
 
 def _declared_charset(raw: bytes) -> str | None:
@@ -537,15 +602,21 @@ def _declared_charset(raw: bytes) -> str | None:
 
 
 def _text_codec(label: str) -> str | None:
-    """Python's codec for a declared charset, or None for an unknown one or one that is not text (base64)."""
+    """Python's codec for a declared charset as the WHATWG Encoding Standard maps its label (`_WHATWG_LABELS`),
+    or None for an unknown label or one that is not text (base64)."""
     import codecs
 
+    label = label.strip().lower()
+    if label in _WHATWG_LABELS:
+        return _WHATWG_LABELS[label]
     try:
         codec = codecs.lookup(label).name
         b"".decode(codec)  # a bytes-to-bytes codec such as base64 is refused here
     except LookupError:
         return None
-    return "utf-8" if codec.startswith(("utf-16", "utf-32")) else codec  # as browsers: the meta was read as ASCII
+    if codec.startswith(("utf-16", "utf-32")):
+        return "utf-8"  # as browsers: the meta was read as ASCII
+    return _SUPERSEDED.get(codec, codec)
 
 
 def _drop_reason(element) -> str | None:
@@ -644,15 +715,20 @@ def _read_docx(path: Path) -> Extracted:
     from docx.table import Table
     from lxml import etree
 
+    _check_docx_sizes(path)
     try:
         document = docx.Document(str(path))
         out = _Blocks()
+        styles: dict[str | None, str] = {}  # style id -> name: python-docx's `style` scans every style each time
         for item in document.iter_inner_content():
             if isinstance(item, Table):
                 for row in item.rows:
                     out.add(0, " | ".join(out.words(cell.text) for cell in row.cells))
                 continue
-            style = item.style.name if item.style is not None else ""
+            style_id = item._p.style
+            if style_id not in styles:
+                styles[style_id] = item.style.name if item.style is not None else ""
+            style = styles[style_id]
             heading = _HEADING_STYLE.fullmatch(style)
             text = out.words(item.text)
             if heading:
@@ -662,3 +738,26 @@ def _read_docx(path: Path) -> Extracted:
     except (PackageNotFoundError, zipfile.BadZipFile, etree.LxmlError, *_BUILTIN_ERRORS) as exc:
         raise _failure(path, "not a Word .docx file", exc, "save it from Word as .docx") from None
     return _assemble(path, "docx", out.blocks, [], out.counts)
+
+
+def _check_docx_sizes(path: Path) -> None:
+    """Refuse a zip bomb before python-docx inflates it: parts over `DOCX_MAX_BYTES` uncompressed in all, or a
+    part over `_RATIO_FLOOR` expanding more than `DOCX_MAX_RATIO` times. The declared sizes bound what zipfile
+    inflates (it stops there and checks the CRC). A file that is no zip is left to python-docx's message."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, *_BUILTIN_ERRORS):
+        return
+    total = sum(part.file_size for part in parts)
+    if total > DOCX_MAX_BYTES:
+        raise ValueError(f"{path}: its parts hold {total / 2**20:,.0f} MB uncompressed, over the "
+                         f"{DOCX_MAX_BYTES / 2**20:,.0f} MB a Word file may hold here (a zip bomb, or a document to "
+                         "split); split it, or save it with smaller pictures")
+    for part in parts:
+        ratio = part.file_size / max(part.compress_size, 1)
+        if part.file_size > _RATIO_FLOOR and ratio > DOCX_MAX_RATIO:
+            raise ValueError(f"{path}: its part {part.filename} expands {ratio:,.0f} times ("
+                             f"{part.file_size / 2**20:,.0f} MB from {part.compress_size / 2**10:,.0f} kB), past the "
+                             f"{DOCX_MAX_RATIO}:1 a Word file may reach here: a zip bomb; save it from Word again if "
+                             "it is a real document")

@@ -182,15 +182,18 @@ def test_an_html_pre_with_a_form_feed_invents_no_page(tmp_path):
 
 
 def _docx_with(tmp_path, name: str, part: str, data: bytes):
-    """A real .docx whose `part` is replaced by `data`."""
+    """A real .docx whose `part` is replaced by `data`; a part over 10 MB is stored, not deflated, so that it stays
+    under the zip-bomb ratio (`readers.DOCX_MAX_RATIO`) and reaches the parser."""
     source = tmp_path / "source.docx"
     document = docx.Document()
     document.add_paragraph("Hello.")
     document.save(source)
     path = tmp_path / name
+    stored = len(data) > 10 * 2**20
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as new:
         for item in old.infolist():
-            new.writestr(item.filename, data if item.filename == part else old.read(item.filename))
+            new.writestr(item.filename, data if item.filename == part else old.read(item.filename),
+                         zipfile.ZIP_STORED if stored and item.filename == part else None)
     return path
 
 
