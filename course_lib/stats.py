@@ -15,11 +15,8 @@ built by the learner, then used from this module).
 - `probability_best(per_question)`: each strategy's share of resamples in which it has the highest mean
   (a tie shares that resample's win equally).
 - `questions_needed(a, b)`: n = ceil((1.96 s / d)^2), the questions that would separate two strategies.
-- `questions_for_margin(a, b, margin)`: the questions at which half of new sets would show a 90% interval of
-  `a - b` within +/- margin.
-- `rank_order(means, costs)`: best first; equal means put the cheaper first, then the name (the one tie rule).
-- `verdict(per_question, costs=..., margin=...)`: the decision, as a `Verdict` (its `text()` is the paragraph
-  to print): a winner, or the strategies in play, ruled out, and shown as good as the leader within `margin`.
+- `questions_for_margin(a, b, margin)`, `within_margin`, `rank_order`: the equivalence margin and the tie rule.
+- `verdict(per_question, costs=..., margin=...)`: the decision, as a `Verdict` (its `text()` is the paragraph).
 
 A resample's means are computed from how often it draws each question (a counts matrix times the
 per-question values), so 20 strategies x 500 questions x 10,000 resamples need one 10,000 x 500 matrix,
@@ -191,34 +188,24 @@ def questions_needed(a: Any, b: Any) -> int | None:
 
 
 def questions_for_margin(a: Any, b: Any, margin: float) -> int | None:
-    """The fewest questions at which half of new question sets would show `a` as good as `b`: the 90% interval
-    of `a - b` within +/- `margin`.
-
-    Assumes new questions differ as these do: the per-question difference keeps its observed mean d and
-    (sample) standard deviation s, and its mean over n questions is normal, so a set shows it when
-    |mean| + z s / sqrt(n) <= margin (z = 1.645). None when |d| >= margin (no number of questions would show
-    it) or more than 10,000 are needed; 2 (a bootstrap's least) when s == 0 and |d| < margin.
-    """
+    """The fewest questions at which half of new sets would show the 90% interval of `a - b` within +/- `margin`,
+    if new questions differ as these do (the per-question difference keeps its mean d and sample deviation s; a
+    set shows it when |mean| + 1.645 s / sqrt(n) <= margin, the mean normal). None when |d| >= margin or past
+    10,000; 2 (a bootstrap's least) when s == 0."""
     a, b = _check_pair(a, b)
     _check_margin(margin)
-    diff = a - b
-    d, s = abs(float(diff.mean())), float(diff.std(ddof=1))
-    if d >= margin:
-        return None
-    if s == 0:
-        return 2
+    d, s = abs(float((a - b).mean())), float((a - b).std(ddof=1))
+    if d >= margin or s == 0:
+        return None if d >= margin else 2
     n = np.arange(2, MAX_QUESTIONS + 1)
-    se = s / np.sqrt(n)
+    se, phi = s / np.sqrt(n), np.vectorize(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))))
     room = np.maximum(margin - Z_90 * se, 0.0)  # how far the mean may stray from zero and still be shown
-    phi = np.vectorize(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))))
-    shown = np.where(room > 0, phi((room - d) / se) - phi((-room - d) / se), 0.0)
-    enough = np.flatnonzero(shown >= 0.5)
+    enough = np.flatnonzero(np.where(room > 0, phi((room - d) / se) - phi((-room - d) / se), 0.0) >= 0.5)
     return int(n[enough[0]]) if enough.size else None
 
 
 def rank_order(means: Mapping[str, float], costs: Mapping[str, tuple[float, ...]], scale: float = 1.0) -> list[str]:
-    """The strategies best first: highest mean; equal means (to 12 digits of `scale`) the cheaper first, then
-    the name. The one order of chunk-eval's verdict, table, JSON and HTML."""
+    """Best first: the highest mean; equal means (to 12 digits of `scale`) the cheaper first, then the name."""
     return sorted(means, key=lambda s: (-round(means[s] / scale, 12), costs[s], s))
 
 
@@ -237,12 +224,9 @@ class Verdict:
     whose interval lies entirely below zero. `differences[s]` is the interval of s - leader, `intervals[s]`
     the interval of s's own mean, `p_best[s]` its share of resamples as best (ties shared) and
     `p_best_alone[s]` its share as the only best (the one the threshold applies to).
-    `as_good` are the strategies shown as good as the leader: the 90% interval of s - leader (`equivalence[s]`,
-    two one-sided tests at 5%) lies within +/- `margin`. "In play" only says the data cannot rule a strategy
-    out; "as good" says they rule out a loss larger than the margin. `cheapest_as_good` is the cheapest of the
-    leader and `as_good` (None when `as_good` is empty); otherwise `margin_questions` estimates the questions
-    that would show `margin_candidate` as good (`questions_for_margin`; None: no number would).
-    `cheapest_in_play` is kept as data (the cheapest strategy not ruled out) but is no recommendation.
+    `as_good`: the 90% interval of s - leader (`equivalence[s]`, two one-sided tests at 5%) lies within
+    +/- `margin`; `cheapest_as_good` is the cheapest of them and the leader (None if none), else
+    `margin_questions` would show `margin_candidate`. `cheapest_in_play` is data, no recommendation.
     """
 
     metric: str
@@ -270,22 +254,16 @@ class Verdict:
 
     def state(self, strategy: str) -> str:
         """"winner", "leader", "as good as the leader", "in play" or "ruled out" (the first that applies)."""
-        if strategy == self.leader:
-            return "winner" if self.winner == strategy else "leader"
-        if strategy in self.as_good:
-            return "as good as the leader"
-        return "ruled out" if strategy in self.ruled_out else "in play"
+        return ("winner" if self.winner == strategy else "leader") if strategy == self.leader else \
+            "as good as the leader" if strategy in self.as_good else \
+            "ruled out" if strategy in self.ruled_out else "in play"
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON `verdict` object: metric, winner, leader, in_play, ruled_out, questions_needed, margin,
-        as_good (each with its 90% interval), cheapest_as_good, the questions that would show the margin, and
-        cheapest_in_play (data, no recommendation)."""
-        return {"metric": self.metric, "winner": self.winner, "leader": self.leader, "in_play": list(self.in_play),
-                "ruled_out": list(self.ruled_out), "questions_needed": self.questions_needed,
-                "margin": self.margin, "as_good": list(self.as_good),
-                "equivalence": {s: [round(x, 6) for x in iv] for s, iv in self.equivalence.items()},
-                "cheapest_as_good": self.cheapest_as_good, "margin_candidate": self.margin_candidate,
-                "margin_questions": self.margin_questions, "cheapest_in_play": self.cheapest_in_play}
+        """The JSON `verdict` object (the fields above but the intervals and shares)."""
+        keys = ("metric", "winner", "leader", "in_play", "ruled_out", "questions_needed", "margin", "as_good",
+                "equivalence", "cheapest_as_good", "margin_candidate", "margin_questions", "cheapest_in_play")
+        return {key: list(v) if isinstance(v := getattr(self, key), tuple) else {s: [round(x, 6) for x in iv] for
+                s, iv in v.items()} if key == "equivalence" else v for key in keys}
 
     def text(self) -> str:
         """The verdict as one paragraph for people."""
@@ -315,16 +293,15 @@ class Verdict:
 
     def _margin_text(self) -> str:
         """The sentence on the margin: who is shown as good as the leader and the cheapest of them, or why none."""
-        lead, m = self.leader, f"{self.margin:.3f}"
-        rule = f"90% interval of the difference to {lead} within +/-{m}"
+        lead, rule = self.leader, f"90% interval of the difference to {self.leader} within +/-{self.margin:.3f}"
         if self.as_good:
             shown = "; ".join(f"{s} {_span(*self.equivalence[s])}" for s in self.as_good)
             return f"As good as the leader ({rule}): {shown}. Cheapest of these and {lead}: {self.cheapest_as_good}."
-        text = f"No strategy shown as good as the leader yet ({rule})"
-        if self.margin_candidate is None:
-            return text + "; no number of questions would show one: every observed difference exceeds the margin."
-        return (text + f"; about {self.margin_questions:,} questions would show {self.margin_candidate}, if its "
-                f"per-question differences to {lead} kept their observed mean and spread (half of such sets would).")
+        return f"No strategy shown as good as the leader yet ({rule}); " + (
+            "no number of questions would show one: every observed difference exceeds the margin."
+            if self.margin_candidate is None else f"about {self.margin_questions:,} questions would show "
+            f"{self.margin_candidate}, if its per-question differences to {lead} kept their observed mean and spread "
+            "(half of such sets would).")
 
 
 def _span(mean: float, low: float, high: float) -> str:
@@ -367,8 +344,8 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
                    for i in order[1:]}
     as_good = tuple(s for s, iv in equivalence.items() if within_margin(iv, margin, scale))
     needed = {s: questions_for_margin(matrix[names.index(s)], matrix[lead], margin) for s in equivalence}
-    reachable = [s for s in equivalence if needed[s] is not None]
-    candidate = None if as_good or not reachable else min(reachable, key=lambda s: (needed[s], ranked.index(s)))
+    candidate = None if as_good else min((s for s in equivalence if needed[s] is not None), default=None,
+                                         key=lambda s: (needed[s], ranked.index(s)))
     return Verdict(
         metric=metric, winner=winner, leader=names[lead], runner_up=names[runner], in_play=in_play,
         ruled_out=ruled_out, questions_needed=questions_needed(matrix[lead], matrix[runner]),
@@ -382,8 +359,7 @@ def verdict(per_question: Mapping[str, Any], *, costs: Mapping[str, Any], metric
 
 
 def within_margin(difference: Sequence[float], margin: float, scale: float = 1.0) -> bool:
-    """True when an interval (mean, low, high) of a difference lies within +/- `margin` (bounds included, to
-    12 digits of `scale`): the equivalence test behind "as good as the leader"."""
+    """True when an interval (mean, low, high) lies within +/- `margin` (bounds included, to 12 digits of `scale`)."""
     _, low, high = difference
     return round((low + margin) / scale, 12) >= 0 and round((margin - high) / scale, 12) >= 0
 
@@ -472,8 +448,7 @@ def _check_margin(margin: Any) -> None:
     if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)):
         raise TypeError(f"margin must be a number in the metric's units (0.05 = 5 points), not {type(margin).__name__}")
     if not (math.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin={margin}: use a positive number in the metric's units (the default is "
-                         f"{DEFAULT_MARGIN}, 5 points of a metric in [0, 1])")
+        raise ValueError(f"margin={margin}: use a positive number in the metric's units (default {DEFAULT_MARGIN})")
 
 
 def _check_costs(costs: Any, names: Sequence[str]) -> dict[str, tuple[float, ...]]:
