@@ -21,15 +21,19 @@ How a check behaves:
   the tests.
 
 Hints come in tiers. The first wrong try shows the problem and the first hint; each further wrong try
-of the same exercise reveals one more. Give them as `hint="..."` (one tier) or `hint=("...", "...")`;
-without `hint`, the tiers come from `course_lib.exercise_hints.HINTS`, so a notebook does not print its
-hints in the check cell before the learner has tried.
+at the same check reveals one more. A check is one call in one cell (and, for `check_function`, the
+function it tests): a cell running two checks keeps two counts, and only a right answer to a check resets
+its own. A message shows the first difference only (where, what came back, what was expected, and the
+input's first 200 characters), so it stays short enough to read. Give hints as `hint="..."` (one tier)
+or `hint=("...", "...")`; without `hint`, the tiers come from `course_lib.exercise_hints.HINTS`, so a
+notebook does not print its hints in the check cell before the learner has tried.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -38,6 +42,11 @@ __all__ = ["NOT_SOLVED", "Outcome", "SelfCheckError", "attempt", "check_function
            "check_value"]
 
 Hint = str | Sequence[str] | None
+Key = tuple[str, str, str, int]  # (exercise, function checked or "", the calling file, its line)
+
+INPUT_CHARS = 200  # how much of a check's input a message shows
+VALUE_CHARS = 100  # how much of one value (what came back, what was expected) a message shows
+PROBLEM_CHARS = 520  # the longest problem statement a message shows (its first line, before the hints)
 
 
 class SelfCheckError(Exception):
@@ -79,7 +88,20 @@ class Outcome:
 
     def _ipython_display_(self) -> None:
         """Display nothing in IPython."""
-_failures: dict[str, int] = {}  # exercise -> wrong tries so far in this kernel
+
+
+_failures: dict[Key, int] = {}  # check -> wrong tries so far in this kernel
+
+
+def _key(exercise: str, fn: Any = None) -> Key:
+    """The check being run: the exercise, the function it tests, and the line of the cell that calls it."""
+    frame = sys._getframe(2)  # _key <- the public check <- the caller
+    return exercise, getattr(fn, "__name__", ""), frame.f_code.co_filename, frame.f_lineno
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters saying how many more there are."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
 def attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -102,11 +124,12 @@ def _tiers(exercise: str, hint: Hint) -> tuple[str, ...]:
     return tuple(hint)
 
 
-def _fail(exercise: str, problem: str, hint: Hint) -> SelfCheckError:
-    """Count a wrong try and build the error, with one more hint tier revealed than last time."""
-    tries = _failures[exercise] = _failures.get(exercise, 0) + 1
+def _fail(key: Key, problem: str, hint: Hint) -> SelfCheckError:
+    """Count a wrong try at this check and build the error, with one more hint tier revealed than last time."""
+    exercise = key[0]
+    tries = _failures[key] = _failures.get(key, 0) + 1
     tiers = _tiers(exercise, hint)
-    lines = [f"✗ {exercise} is not solved yet: {problem}"]
+    lines = [f"✗ {exercise} is not solved yet: {_clip(problem, PROBLEM_CHARS)}"]
     shown = tiers[:tries]
     for number, text in enumerate(shown, start=1):
         label = "Hint" if len(tiers) == 1 else f"Hint {number} of {len(tiers)}"
@@ -122,9 +145,9 @@ def _not_solved(exercise: str, what: str) -> Outcome:
     return Outcome(False)
 
 
-def _passed(exercise: str, detail: str = "correct.") -> Outcome:
-    _failures.pop(exercise, None)
-    print(f"✓ {exercise}: {detail}")
+def _passed(key: Key, detail: str = "correct.") -> Outcome:
+    _failures.pop(key, None)
+    print(f"✓ {key[0]}: {detail}")
     return Outcome(True)
 
 
@@ -175,16 +198,52 @@ def check_value(exercise: str, got: Any, expected: Any, *, hint: Hint = None, re
     `got` may be `NOT_SOLVED` (from `attempt`), which reports the exercise as not solved yet.
     """
     _check_tolerances(rel_tol, abs_tol)
+    key = _key(exercise)
     if got is NOT_SOLVED:
         return _not_solved(exercise, "your function")
     if not _same(got, expected, rel_tol, abs_tol):
-        raise _fail(exercise, f"your answer is {got!r}, expected {expected!r}.", hint)
-    return _passed(exercise)
+        raise _fail(key, f"your answer {_difference(got, expected, rel_tol, abs_tol, verb='is')}.", hint)
+    return _passed(key)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) < 60 else text[:57] + "..."
+def _short(value: Any, limit: int = VALUE_CHARS) -> str:
+    return _clip(repr(value), limit)
+
+
+def _plain(x: Any) -> Any:
+    return x.tolist() if hasattr(x, "tolist") and not isinstance(x, (str, bytes)) else x
+
+
+def _first_difference(got: Any, expected: Any, rel_tol: float | None, abs_tol: float) -> tuple[str, Any, Any]:
+    """Where `got` first differs from `expected` (a path such as "[3][0]" or "['recall']", or ""), and the two
+    values there."""
+    got, expected = _plain(got), _plain(expected)
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if not _same(g, e, rel_tol, abs_tol):
+                path, g, e = _first_difference(g, e, rel_tol, abs_tol)
+                return f"[{i}]{path}", g, e
+    if isinstance(expected, Mapping) and isinstance(got, Mapping) and got.keys() == expected.keys():
+        for k in expected:
+            if not _same(got[k], expected[k], rel_tol, abs_tol):
+                path, g, e = _first_difference(got[k], expected[k], rel_tol, abs_tol)
+                return f"[{k!r}]{path}", g, e
+    return "", got, expected
+
+
+def _difference(got: Any, expected: Any, rel_tol: float | None, abs_tol: float, verb: str = "returned") -> str:
+    """'returned X, expected Y', or where a container first differs: 'returned ... that differs first at [3]'."""
+    path, g, e = _first_difference(got, expected, rel_tol, abs_tol)
+    lengths = isinstance(g, (list, tuple)) and isinstance(e, (list, tuple)) and len(g) != len(e)
+    where = f"a result that differs first at {path}: " if path else ""
+    if lengths:
+        common = min(len(g), len(e))
+        extra = _short((g if len(g) > common else e)[common])
+        agree = f"the first {common} agree, then {'yours has' if len(g) > common else 'expected has'} {extra}"
+        return f"{verb} {where}{len(g)} items, expected {len(e)} ({agree})"
+    if path:
+        return f"{verb} {where}got {_short(g)}, expected {_short(e)}"
+    return f"{verb} {_short(g)}, expected {_short(e)}"
 
 
 def _where(exc: BaseException) -> str:
@@ -204,20 +263,22 @@ def check_function(
 ) -> Outcome:
     """Call `fn(*args)` for each `(args, expected)` case and compare the results."""
     _check_tolerances(rel_tol, abs_tol)
+    key = _key(exercise, fn)
     cases = list(cases)
     name = getattr(fn, "__name__", "your function")
-    for args, expected in cases:
-        shown = ", ".join(_short(a) for a in args)
+    for number, (args, expected) in enumerate(cases, start=1):
+        shown = _clip(", ".join(repr(a) for a in args), INPUT_CHARS)
         try:
             got = fn(*args)
         except NotImplementedError:
             return _not_solved(exercise, f"`{name}`")
         except Exception as exc:  # the learner's code failed: say how and where, keep the hints
-            raise _fail(exercise, f"`{name}({shown})` raised {type(exc).__name__}: {exc}{_where(exc)}",
-                        hint) from None
+            raise _fail(key, f"`{name}({shown})` raised {type(exc).__name__}: {_clip(str(exc), VALUE_CHARS)}"
+                        f"{_where(exc)} (case {number} of {len(cases)}).", hint) from None
         if not _same(got, expected, rel_tol, abs_tol):
-            raise _fail(exercise, f"`{name}({shown})` returned {_short(got)}, expected {_short(expected)}.", hint)
-    return _passed(exercise, f"all {len(cases)} checks passed.")
+            raise _fail(key, f"`{name}({shown})` {_difference(got, expected, rel_tol, abs_tol)} "
+                        f"(case {number} of {len(cases)}).", hint)
+    return _passed(key, f"all {len(cases)} checks passed.")
 
 
 def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: str | Callable[[], str],
@@ -228,18 +289,20 @@ def check_true(exercise: str, condition: bool | Callable[[], bool], *, problem: 
     or is `NOT_SOLVED`, the exercise is reported as not solved yet. `problem` may be a function too, called
     only when the condition is false (so it can describe a result that exists only then).
     """
+    key = _key(exercise)
     if callable(condition):
         try:
             condition = condition()
         except NotImplementedError:
             return _not_solved(exercise, "your function")
         except Exception as exc:  # the learner's code failed inside the check
-            raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
+            raise _fail(key, f"your code raised {type(exc).__name__}: {_clip(str(exc), VALUE_CHARS)}{_where(exc)}",
+                        hint) from None
     if condition is NOT_SOLVED:
         return _not_solved(exercise, "your function")
     if not condition:
-        raise _fail(exercise, problem() if callable(problem) else problem, hint)
-    return _passed(exercise)
+        raise _fail(key, problem() if callable(problem) else problem, hint)
+    return _passed(key)
 
 
 def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *, hint: Hint = None) -> Outcome:
@@ -247,15 +310,18 @@ def check_problems(exercise: str, find_problems: Callable[[], Iterable[str]], *,
 
     Meant for answers with many right forms (a list of chunks, a set of separators): each problem is a
     sentence a learner can act on, such as "chunk 3 ends with the heading '## Setup'". The first three are
-    shown. A stub met inside `find_problems` reports the exercise as not solved yet.
+    shown, each cut to its first 200 characters. A stub met inside `find_problems` reports the exercise as
+    not solved yet.
     """
+    key = _key(exercise)
     try:
         problems = [str(p) for p in find_problems()]
     except NotImplementedError:
         return _not_solved(exercise, "your function")
     except Exception as exc:  # the learner's code failed inside the check
-        raise _fail(exercise, f"your code raised {type(exc).__name__}: {exc}{_where(exc)}", hint) from None
+        raise _fail(key, f"your code raised {type(exc).__name__}: {_clip(str(exc), VALUE_CHARS)}{_where(exc)}",
+                    hint) from None
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise _fail(exercise, "; ".join(problems[:3]) + more + ".", hint)
-    return _passed(exercise)
+        raise _fail(key, "; ".join(_clip(p, INPUT_CHARS) for p in problems[:3]) + more + ".", hint)
+    return _passed(key)

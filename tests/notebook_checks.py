@@ -32,6 +32,16 @@ def in_notebooks():
         os.chdir(here)
 
 
+PROBLEM_LIMIT = 600  # characters: the most a check may say about what is wrong (issue 47), hints aside
+
+
+def _short_enough(message: str) -> str:
+    """The message of a rejected answer, after checking that what it says is wrong (its first line) is short."""
+    problem = message.split("\nHint")[0]
+    assert len(problem) <= PROBLEM_LIMIT, f"a {len(problem):,}-character message: {problem[:300]}…"
+    return message
+
+
 class Notebook:
     """A notebook's code cells (all, or those named by id) run once: the namespace its exercises' checks need."""
 
@@ -98,7 +108,7 @@ class Notebook:
         """Run one part's check as `run_part` does, expect a SelfCheckError and return its message."""
         with pytest.raises(SelfCheckError) as caught:
             self.run_part(exercise, part, **kwargs)
-        return str(caught.value)
+        return _short_enough(str(caught.value))
 
     def reference(self, exercise: str) -> dict:
         """What the exercise's solution cell defines, from the notebook's reference solution."""
@@ -114,4 +124,4 @@ class Notebook:
     def rejects(self, exercise: str, **learner) -> str:
         with pytest.raises(SelfCheckError) as caught:
             self.check(exercise, **learner)
-        return str(caught.value)
+        return _short_enough(str(caught.value))

@@ -228,8 +228,16 @@ def _grow_right(tokens, text, pieces, i, size):
     return j
 
 
+def _grow_while_under_the_size(tokens, text, pieces, i, size):  # `<` for `<=`: a chunk exactly at the size is refused
+    j = i + 1
+    while j < len(pieces) and tokens(text, pieces[i][0], pieces[j][1]) < size:
+        j += 1
+    return j
+
+
 WRONG_MERGES = {
     "overshoots by one piece": _merge(grow=_grow_while_the_chunk_so_far_fits),
+    "stops one token under the size": _merge(grow=_grow_while_under_the_size),
     "adds up the pieces' counts": _merge(grow=_grow_by_summed_counts),
     "does not strip the chunks": _merge(grow=_grow_right, strip=False),
 }

@@ -169,21 +169,77 @@ def test_each_wrong_try_reveals_one_more_hint(name):
 
 
 def test_solving_resets_the_tries(name):
+    def answer(got):  # one check (one line of code), answered three times
+        return check_value(name, got, 2, hint=("a", "b"))
+
     for _ in range(2):
         with pytest.raises(SelfCheckError):
-            check_value(name, 1, 2, hint=("a", "b"))
-    check_value(name, 2, 2, hint=("a", "b"))
+            answer(1)
+    answer(2)
     with pytest.raises(SelfCheckError) as caught:
-        check_value(name, 1, 2, hint=("a", "b"))
+        answer(1)
     assert "Hint 1 of 2: a" in str(caught.value) and "Hint 2" not in str(caught.value)
+
+
+TWO_CHECKS = """
+def first(x):
+    return x + 1
+
+ok = check_function("{name}", first, [((1,), 2)]) and check_function("{name}", second, [((1,), 2), ((2,), 4)])
+"""
+
+
+def test_hints_advance_in_a_cell_that_runs_two_checks(name, capsys):
+    # the first check passes every time; before, its pass reset the count, so every try showed "Hint 1 of 3"
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(check_function=check_function, second=lambda x: x + 2)
+    shell.user_ns["HINTS"] = HINTS
+    tiers = ("one", "two", "three")
+    shown = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(HINTS, name, tiers)
+        for _ in range(3):
+            result = shell.run_cell(TWO_CHECKS.format(name=name))
+            assert isinstance(result.error_in_exec, SelfCheckError)
+            shown.append(str(result.error_in_exec))
+    assert [f"Hint {n} of 3" in m and f"Hint {n + 1}" not in m for n, m in zip((1, 2, 3), shown)] == [True] * 3, shown
+    assert capsys.readouterr().out.count(f"✓ {name}") == 3, "the first check passed each time"
+
+
+def test_a_check_keeps_its_own_count_beside_another_in_the_same_cell(name):
+    def cell(second_answer):  # two checks of one exercise in one cell, the first one wrong
+        with pytest.raises(SelfCheckError) as caught:
+            check_value(name, 1, 2, hint=("a", "b", "c")) and check_value(name, second_answer, 2, hint=("a", "b", "c"))
+        return str(caught.value)
+
+    assert "Hint 1 of 3" in cell(2) and "Hint 2 of 3" in cell(2) and "Hint 3 of 3" in cell(2)
+
+
+def test_a_message_shows_the_first_difference_not_the_whole_result(name):
+    expected = [(i, i + 10) for i in range(0, 4000, 10)]
+    got = [*expected[:137], (1370, 1381), *expected[138:]]
+    with pytest.raises(SelfCheckError) as caught:
+        check_function(name, lambda text: got, [(("x" * 5000,), expected)], hint="h")
+    message = str(caught.value)
+    assert "differs first at [137][1]: got 1381, expected 1380" in message, message
+    assert "'" + "x" * 199 + "… (4,802 more characters)" in message, "the input's first 200 characters"
+    assert len(message) < 600, (len(message), message)
+    with pytest.raises(SelfCheckError) as caught:
+        check_function(name, lambda text: expected[:-3], [(("x",), expected)], hint="h")
+    assert "397 items, expected 400 (the first 397 agree, then expected has (3970, 3980))" in str(caught.value)
+
+
+def test_a_long_list_of_problems_is_cut(name):
+    with pytest.raises(SelfCheckError) as caught:
+        check_problems(name, lambda: ["chunk 1 is " + "y" * 3000, "b"], hint="h")
+    assert len(str(caught.value)) < 600 and "more characters)" in str(caught.value)
 
 
 def test_without_hint_the_tiers_come_from_the_hints_module(monkeypatch, name):
     monkeypatch.setitem(HINTS, name, ("first", "second"))
-    with pytest.raises(SelfCheckError, match="Hint 1 of 2: first"):
-        check_value(name, 1, 2)
-    with pytest.raises(SelfCheckError, match="Hint 2 of 2: second"):
-        check_value(name, 1, 2)
+    for tier in ("Hint 1 of 2: first", "Hint 2 of 2: second"):
+        with pytest.raises(SelfCheckError, match=tier):
+            check_value(name, 1, 2)
 
 
 def test_a_string_hint_still_works_as_one_tier(name):
@@ -232,3 +288,11 @@ def test_a_check_shows_nothing_as_the_last_value_of_a_cell(name):
     shell = InteractiveShell.instance()
     assert shell.display_formatter.format(check_value(name, 2, 2)) == ({}, {})
     assert repr(check_value(name, 2, 2)) == "solved" and not exercises.Outcome(False)
+
+
+@given(st.integers(0, 6000), st.integers(1, 15))
+def test_what_is_wrong_never_takes_more_than_600_characters(length, name_length):
+    exercise, problem = "Exercise " + "9" * name_length, "é" * length
+    with pytest.raises(SelfCheckError) as caught:
+        check_true(exercise, False, problem=problem, hint="h")
+    assert len(str(caught.value).split("\nHint")[0]) <= 600
