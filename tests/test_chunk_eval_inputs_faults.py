@@ -167,6 +167,21 @@ def test_a_quote_shared_by_50_000_questions_gives_a_short_warning(tmp_path):
     assert len(warning) < 400
 
 
+def test_many_repeated_ids_give_one_warning_line(tmp_path):
+    """50,000 ids used twice gave 50,000 warning lines; up to 10 keep a line each."""
+    documents, _ = read_documents(write(tmp_path)[0])
+    start = DOCS["pump.md"].index("Spare seals are kept in bin four")
+    twice = [Question(f"q{i % 50_000}", "Where?", (("pump.md", start, start + 11 + i),)) for i in range(100_000)]
+    warnings = [w for w in _duplicate_quotes(twice, documents) if "id" in w.split(":")[0]]
+    assert warnings == ["50,000 ids are each given to two or more questions ('q0', 'q1', 'q2', 'q3', 'q4', 'q5', "
+                        "'q6', 'q7', 'q8', 'q9' and 49,990 more): give each question its own id (the JSON and "
+                        "--baseline match questions by id)"]
+    few = _duplicate_quotes(twice[:3] + twice[50_000:50_003], documents)
+    assert [w for w in few if "have the id" in w] == [
+        f"2 questions have the id 'q{i}': give each question its own id (the JSON and --baseline match questions "
+        "by id)" for i in range(3)]
+
+
 # ---------------------------------------------------------------- I3/I4: every file named once, treated alike
 
 

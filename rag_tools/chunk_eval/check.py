@@ -28,6 +28,7 @@ import numpy as np
 from course_lib.strategies import STRATEGIES
 from course_lib.tokens import check_encodable
 from rag_tools.chunk_eval.inputs import (
+    SHOWN,
     ChunkEvalError,
     Document,
     Question,
@@ -78,8 +79,14 @@ def _duplicate_quotes(questions: Sequence[Question], documents: Sequence[Documen
     ids: dict[str, int] = {}
     for q in questions:
         ids[q.id] = ids.get(q.id, 0) + 1
-    out += [f"{n} questions have the id {qid!r}: give each question its own id (the JSON and --baseline match "
-            "questions by id)" for qid, n in ids.items() if n > 1]
+    repeated = [(qid, n) for qid, n in ids.items() if n > 1]
+    if len(repeated) > SHOWN:  # one line, not one per id
+        out.append(f"{len(repeated):,} ids are each given to two or more questions "
+                   f"({capped([repr(qid) for qid, _ in repeated])}): give each question its own id (the JSON and "
+                   "--baseline match questions by id)")
+    else:
+        out += [f"{n} questions have the id {qid!r}: give each question its own id (the JSON and --baseline match "
+                "questions by id)" for qid, n in repeated]
     return out
 
 
