@@ -229,3 +229,16 @@ def test_the_cli_names_an_unreadable_file_and_skips_it(tmp_path, capsys):
     assert err.count("\n") == 1 and "mem.txt: cannot be read (Input/output error)" in err
     assert main([*args, "--skip-bad-files"]) == 0
     assert "warning: skipped 1 file: mem.txt (cannot be read (Input/output error))" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.exists(EIO_SOURCE), reason="needs /proc/self/mem")
+def test_a_questions_file_that_cannot_be_read_is_named(tmp_path):
+    """I4: the questions file's read error named no file either; a FIFO was said not to exist."""
+    documents, _ = read_documents(write(tmp_path)[0])
+    (tmp_path / "mem.jsonl").symlink_to(EIO_SOURCE)
+    with pytest.raises(ChunkEvalError, match=rf"^QUESTIONS file '{tmp_path}/mem\.jsonl' cannot be read "
+                                             r"\(Input/output error\); check the disk or share$"):
+        read_questions(tmp_path / "mem.jsonl", documents)
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    with pytest.raises(ChunkEvalError, match=r"is a named pipe \(FIFO\), not a file; pass a \.jsonl or \.csv"):
+        read_questions(tmp_path / "pipe.jsonl", documents)

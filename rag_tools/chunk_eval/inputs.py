@@ -407,13 +407,19 @@ def read_questions(path: str | Path, documents: Sequence[Document],
     problem is found in one pass (a file that cannot be read at all still raises).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ChunkEvalError(f"QUESTIONS file {str(path)!r} does not exist; pass a .jsonl or .csv file of questions")
     by_path = {doc.path: doc for doc in documents}
     try:
+        kind = _kind(path)
+        if kind is not None:
+            raise ChunkEvalError(f"QUESTIONS {str(path)!r} is {'a folder' if kind == 'folder' else kind}, not a "
+                                 "file; pass a .jsonl or .csv file of questions")
         raw = path.read_text(encoding="utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte-order mark
     except UnicodeDecodeError as error:
         raise ChunkEvalError(f"QUESTIONS file {path.name} is not valid UTF-8 (byte offset {error.start})") from None
+    except OSError as error:
+        raise ChunkEvalError(f"QUESTIONS file {str(path)!r} {_cannot_read(error)}; check the disk or share") from None
     questions = []
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(raw, newline=""))
