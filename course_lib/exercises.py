@@ -206,8 +206,13 @@ def check_value(exercise: str, got: Any, expected: Any, *, hint: Hint = None, re
     return _passed(key)
 
 
+def _one_line(value: Any) -> str:
+    """`repr(value)` on one line: numpy and long containers wrap their repr over several."""
+    return " ".join(repr(value).split())
+
+
 def _short(value: Any, limit: int = VALUE_CHARS) -> str:
-    return _clip(repr(value), limit)
+    return _clip(_one_line(value), limit)
 
 
 def _plain(x: Any) -> Any:
@@ -267,7 +272,7 @@ def check_function(
     cases = list(cases)
     name = getattr(fn, "__name__", "your function")
     for number, (args, expected) in enumerate(cases, start=1):
-        shown = _clip(", ".join(repr(a) for a in args), INPUT_CHARS)
+        shown = _clip(", ".join(_one_line(a) for a in args), INPUT_CHARS)
         try:
             got = fn(*args)
         except NotImplementedError:
