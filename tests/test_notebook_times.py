@@ -303,10 +303,11 @@ def test_the_course_states_the_rules_times():
     assert not problems, "\n".join(problems)
 
 
-# Issue 44 asks for a core of at most 20 hours to build; on 2026-12-06 it is 22 h 40 min (from 23 h 25 min):
+# Issue 44 asks for a core of at most 20 hours to build; on 2026-12-06 it is 22 h 20 min (from 23 h 25 min):
 # the rest needs exercise parts moved to Extra practice, which the 12% learner-share floor blocks until more
-# given code goes. A ratchet: lower it as the core shrinks, never raise it.
-CORE_BUILD_RATCHET_MINUTES = 22 * 60 + 40
+# given code goes (about 8 given lines for each learner line). A ratchet: lower it as the core shrinks, never
+# raise it.
+CORE_BUILD_RATCHET_MINUTES = 22 * 60 + 20
 
 
 def test_the_core_keeps_its_caps():
