@@ -55,3 +55,21 @@ def test_what_notebook_00_says_about_the_verdict_holds():
     assert all(s in verdict["ruled_out"] for s in size if size[s] >= 256), "every 256- and 512-token one is out"
     assert any(s.startswith("late:") for s in verdict["ruled_out"])
     assert any(s.startswith("headers:") for s in verdict["ruled_out"])
+
+
+def test_notebook_00_quiz_and_table_agree_with_the_verdict_it_prints():
+    """The quiz quotes the printed verdict, and cost is named only among strategies shown as good (issue 46)."""
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    reader = next(c for c in cells if c.cell_type == "code" and RUN.name in c.source)
+    printed = " ".join("".join(o.get("text", "") for o in reader.outputs).split())
+    quiz = next(c.source for c in cells if c.cell_type == "markdown" and "Check your understanding" in c.source)
+    verdict = _run()["verdict"]
+    best_alone = printed.split("best alone in ")[1].split()[0]
+    assert f"best alone in {best_alone} of the resamples" in quiz, f"the quiz should quote {best_alone}"
+    pair = printed.split("questions would separate ")[1].split(".")[0].split(" from ")
+    assert f"would separate `{pair[0]}` from `{pair[1].split()[0]}`" in quiz, f"the quiz should name {pair}"
+    assert '"cheapest_in_play"' not in reader.source and "cheapest in play" not in quiz.lower()
+    if not verdict["as_good"]:
+        assert "No strategy shown as good as the leader yet" in printed
+        prose = next(c.source for c in cells if c.cell_type == "markdown" and c.source.startswith("Read it as"))
+        assert "none is shown as good as the leader" in " ".join(prose.split())
