@@ -31,7 +31,6 @@ __all__ = [
     "RemoteFile",
     "data_dir",
     "fetch",
-    "fetch_all",
     "file_sha256",
     "load_chroma_corpus",
     "load_chroma_questions",
@@ -300,16 +299,6 @@ def fetch(dataset: str, file: str, *, download: bool = True) -> Path:
             f"different version. Delete it and run again to download it from {remote.url}."
         )
     return target
-
-
-def fetch_all(dataset: str, *, download: bool = True) -> dict[str, Path]:
-    """Fetch every file of `dataset`; return relative name -> local path.
-
-    Taught in notebooks/00_start_here.ipynb, section 1.
-    """
-    if dataset not in REGISTRY:
-        raise ValueError(f"dataset={dataset!r} is unknown; use one of {sorted(REGISTRY)}")
-    return {name: fetch(dataset, name, download=download) for name in REGISTRY[dataset].files}
 
 
 def missing_files(names: list[str] | None = None) -> dict[str, list[str]]:

@@ -5,11 +5,7 @@ tokens with its special tokens) is encoded on its own, as `model.encode` does; a
 is never cut: its token vectors are computed over overlapping windows of `WINDOW` tokens, each
 token taken from a window where it has `OVERLAP` tokens of context on each side, and mean-pooled
 (`course_lib.late.late_chunk_embeddings` applied to the text alone). Vectors of texts that fit
-are exactly the model's own.
-
-- `embed_texts(model, texts)`: the general helper (the semantic chunker, notebooks, `batch`);
-- `VectorCache`: vectors keyed by model and text, on disk (`folder`) or in memory (`folder=None`);
-  `CachingEncoder` puts one in front of `embed_texts`, so that each distinct text is embedded once.
+are exactly the model's own. `embed_texts` applies it; `CachingEncoder` puts a `VectorCache` in front of it.
 
 The practitioner's tools (chunk-eval, the store, the batch job) embed through `rag_tools.embedders`: one
 protocol for a local model, the multilingual extra and an embeddings endpoint, built on this module.
@@ -43,9 +39,7 @@ def _pooled(model: Any, text: str, window: int) -> np.ndarray:
     return late_chunk_embeddings(model, text, [(0, len(text))], window=window, overlap=default_overlap(window))[0]
 
 
-# ---------------------------------------------------------------------------
-# The general helper
-# ---------------------------------------------------------------------------
+# --- The general helper ---
 
 
 def _default_model() -> Any:
@@ -92,9 +86,7 @@ def embed_texts(model: Any, texts: Sequence[str]) -> np.ndarray:
     return matrix / norms
 
 
-# ---------------------------------------------------------------------------
-# The vector cache
-# ---------------------------------------------------------------------------
+# --- The vector cache ---
 
 
 def text_key(*parts: str) -> str:

@@ -17,11 +17,6 @@ How overlaps are counted, as in the report's code:
 - precision-omega takes the union of every chunk that shares at least one character
   with a reference (the report's code also counts a chunk that only touches a
   reference end to end; here it has to share a character).
-
-Whether a chunk overlaps a reference at all is the simplest of these tests, and the one
-the course uses most to call a chunk relevant: `overlaps_any` (one chunk) and
-`overlapping_indices` (which chunks of a list). Overlap means at least one shared
-character; ranges that only touch end to end do not overlap.
 """
 
 from __future__ import annotations
@@ -60,9 +55,7 @@ __all__ = [
 METRIC_NAMES: tuple[str, ...] = ("recall_at_k", "mrr", "ndcg_at_10", "span_recall", "span_precision", "iou",
                                  "answer_recall_at_k")
 
-# ---------------------------------------------------------------------------
-# Ranking metrics
-# ---------------------------------------------------------------------------
+# --- Ranking metrics ---
 
 
 def recall_at_k(ranking: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
@@ -175,9 +168,7 @@ def token_prefix_end(text: str, n_tokens: int, tokenizer: Any = "cl100k_base") -
     return int(usable[usable >= 0].max())
 
 
-# ---------------------------------------------------------------------------
-# Span metrics (character ranges)
-# ---------------------------------------------------------------------------
+# --- Span metrics (character ranges) ---
 
 SpanLike = Union[DocSpan, tuple[int, int]]  # (doc, start, end), or (start, end) in one unnamed document
 
@@ -304,9 +295,7 @@ def summarize(scores: Sequence[float]) -> dict[str, float]:
     return {"mean": float(values.mean() * 100), "std": float(values.std() * 100)}
 
 
-# ---------------------------------------------------------------------------
-# Exact vector index
-# ---------------------------------------------------------------------------
+# --- Exact vector index ---
 
 
 def unit_rows(name: str, vectors: Any) -> np.ndarray:
@@ -374,9 +363,7 @@ class VectorIndex:
             yield from np.argsort(-(q[b:b + batch_size] @ self.vectors.T), axis=1, kind="stable")
 
 
-# ---------------------------------------------------------------------------
-# Argument checks: the error messages of the functions above, kept out of their way
-# ---------------------------------------------------------------------------
+# --- Argument checks: the error messages of the functions above, kept out of their way ---
 
 
 def _check_k(k: Any, *, optional: bool = False) -> int | None:

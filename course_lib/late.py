@@ -282,9 +282,7 @@ def naive_chunk_embeddings(model: SentenceTransformer, chunks: Sequence[Chunk | 
     return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
 
 
-# ---------------------------------------------------------------------------
-# Argument checks: the error messages of the functions above, kept out of their way
-# ---------------------------------------------------------------------------
+# --- Argument checks: the error messages of the functions above, kept out of their way ---
 
 
 def _check_tokenize_document_args(model: SentenceTransformer, text: Any) -> None:

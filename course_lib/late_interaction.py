@@ -186,9 +186,7 @@ def chunk_token_index(model: SentenceTransformer, documents: Mapping[Hashable, s
     return TokenIndex(spans, np.concatenate(per_chunk), bounds)
 
 
-# ---------------------------------------------------------------------------
-# Argument checks: the error messages of the functions above, kept out of their way
-# ---------------------------------------------------------------------------
+# --- Argument checks: the error messages of the functions above, kept out of their way ---
 
 
 def _check_scores_args(index: TokenIndex, query: Any, chunks: Any) -> tuple[np.ndarray, np.ndarray | None]:

@@ -46,9 +46,7 @@ __all__ = [
 RRF_K = 60  # the constant of Cormack, Clarke & Büttcher (2009), used by most hybrid search engines
 
 
-# ---------------------------------------------------------------------------
-# Contextual chunk headers: taught in notebooks/10_context_for_chunks.ipynb, section 2
-# ---------------------------------------------------------------------------
+# --- Contextual chunk headers: taught in notebooks/10_context_for_chunks.ipynb, section 2 ---
 
 
 def heading_path(text: str, offset: int) -> list[str]:
@@ -98,9 +96,7 @@ def headed_texts(text: str, spans: Sequence[tuple[int, int]], title: str | None 
     return out
 
 
-# ---------------------------------------------------------------------------
-# Small-to-big, parent-child and sentence windows: taught in notebooks/10_context_for_chunks.ipynb, section 3
-# ---------------------------------------------------------------------------
+# --- Small-to-big, parent-child and sentence windows: taught in notebooks/10_context_for_chunks.ipynb, section 3 ---
 
 
 def parent_of(children: Sequence[DocSpan], parents: Sequence[DocSpan]) -> list[int]:
@@ -171,9 +167,7 @@ def sentence_windows(ranked: Sequence[int], sentences: Sequence[DocSpan], width:
     return out
 
 
-# ---------------------------------------------------------------------------
-# Hybrid lexical + dense search: taught in notebooks/10_context_for_chunks.ipynb, section 4
-# ---------------------------------------------------------------------------
+# --- Hybrid lexical + dense search: taught in notebooks/10_context_for_chunks.ipynb, section 4 ---
 
 
 # ISO 639-1 code -> its Snowball stemmer, for the languages whose stop words bm25s lists (STOPWORDS_<NAME>); and the
@@ -271,9 +265,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = RRF_
     return sorted(scores, key=lambda item: -scores[item])  # a stable sort: ties keep their first-seen order
 
 
-# ---------------------------------------------------------------------------
-# Vectors and budgets: taught in notebooks/10_context_for_chunks.ipynb, sections 3 and 5
-# ---------------------------------------------------------------------------
+# --- Vectors and budgets: taught in notebooks/10_context_for_chunks.ipynb, sections 3 and 5 ---
 
 
 def blend_vectors(naive: Any, late: Any, weight: float) -> np.ndarray:
@@ -302,9 +294,7 @@ def budget_spans(spans: Sequence[DocSpan], documents: Mapping[Hashable, str], bu
     return spans[:budget_cutoff(counts, budget)]
 
 
-# ---------------------------------------------------------------------------
-# Argument checks: the error messages of the functions above, kept out of their way
-# ---------------------------------------------------------------------------
+# --- Argument checks: the error messages of the functions above, kept out of their way ---
 
 
 def _check_spans(name: str, spans: Any, *, nonempty: bool = False) -> list[DocSpan]:

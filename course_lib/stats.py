@@ -10,14 +10,6 @@ computed.
 Taught in notebooks/08_measuring_chunkers.ipynb, section 3 (the paired bootstrap and the verdict rule,
 built by the learner, then used from this module).
 
-- `paired_interval(a, b)`: the mean of `a - b` over questions and its interval.
-- `mean_interval(values)`: one strategy's own mean and its interval.
-- `probability_best(per_question)`: each strategy's share of resamples in which it has the highest mean
-  (a tie shares that resample's win equally).
-- `questions_needed(a, b)`: n = ceil((1.96 s / d)^2), the questions that would separate two strategies.
-- `questions_for_margin(a, b, margin)`, `within_margin`, `rank_order`: the equivalence margin and the tie rule.
-- `verdict(per_question, costs=..., margin=...)`: the decision, as a `Verdict` (its `text()` is the paragraph).
-
 A resample's means are computed from how often it draws each question (a counts matrix times the
 per-question values), so 20 strategies x 500 questions x 10,000 resamples need one 10,000 x 500 matrix,
 not 20 copies of it. Means so computed equal the notebooks' `diff[idx].mean(axis=1)` up to the last bit
@@ -74,9 +66,7 @@ class Interval(NamedTuple):
     high: float
 
 
-# ---------------------------------------------------------------------------
-# The bootstrap
-# ---------------------------------------------------------------------------
+# --- The bootstrap ---
 
 
 def _draw(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
@@ -209,9 +199,7 @@ def rank_order(means: Mapping[str, float], costs: Mapping[str, tuple[float, ...]
     return sorted(means, key=lambda s: (-round(means[s] / scale, 12), costs[s], s))
 
 
-# ---------------------------------------------------------------------------
-# The verdict
-# ---------------------------------------------------------------------------
+# --- The verdict ---
 
 
 @dataclass(frozen=True)
@@ -364,9 +352,7 @@ def within_margin(difference: Sequence[float], margin: float, scale: float = 1.0
     return round((low + margin) / scale, 12) >= 0 and round((margin - high) / scale, 12) >= 0
 
 
-# ---------------------------------------------------------------------------
-# Argument checks: the error messages of the functions above, kept out of their way
-# ---------------------------------------------------------------------------
+# --- Argument checks: the error messages of the functions above, kept out of their way ---
 
 
 def _check_values(name: str, values: Any) -> np.ndarray:

@@ -1,30 +1,14 @@
 """Chunking strategies named by short ids such as `recursive:256:32`.
 
-An id is `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value&...]`:
+An id is `[rerank:][bm25:|hybrid:][late:|headers:]name:size[:overlap][?key=value&...]`, each part as
+CONTRIBUTING.md ("Shared vocabulary") describes it; `name` is a strategy of `course_lib.chunking.registry`,
+whose `STRATEGIES` and `register_strategy` this module re-exports. Every token strategy also takes
+`?pages=keep` (`PAGE_OPTION`): it chunks each page (pages end at form feeds) on its own, so no chunk crosses
+a page, and marks `page_start`/`page_end`.
 
-- `name` is a registered strategy (`fixed`, `recursive`, `sentence`, `markdown`,
-  `semantic`: each chunker file of `course_lib.chunking` registers itself in
-  `course_lib.chunking.registry`, whose `STRATEGIES` and `register_strategy` this module re-exports);
-- `size` and `overlap` are in the strategy's own unit: cl100k_base tokens for the token
-  chunkers, sentences for `sentence` (`sentence:5:1` = five sentences, one repeated);
-  an overlap of 0 is left out of the canonical id;
-- options follow `?`, sorted in the canonical id: `recursive:256?separators=chroma`; every
-  token strategy also takes `pages=keep` (`PAGE_OPTION`): it chunks each page (pages end at
-  form feeds) on its own, so no chunk crosses a page, and marks `page_start`/`page_end`;
-- an embedding variant is a prefix (`late:recursive:256`, `headers:markdown:256`): it
-  changes how chunks are embedded, never the chunks themselves; `late` and `headers` exclude
-  each other;
-- a retrieval mode goes before it (`RETRIEVAL_MODES`): `bm25:recursive:256` ranks the chunks by
-  BM25 over their text (nothing is embedded, so `bm25:late:` is refused), `hybrid:headers:recursive:256`
-  fuses (reciprocal rank fusion, k=60) BM25 over what the variant embeds with the dense ranking;
-- `rerank:` comes first of all: re-scoring the top n of what follows by MaxSim over token vectors
-  (notebook 11) is chunk-eval's (`rerank:<n>:<strategy>`, `rag_tools.chunk_eval.rerank`), which takes
-  the prefix off before parsing the rest; `parse_strategy` refuses it, naming the strategy without it.
-
-This module holds the id grammar and the dispatch only: `parse_strategy` turns an id into a
-`StrategySpec`, `chunk_with` chunks a text by it and `result_stem` names results files after it.
-The playground, chunk-eval, the benchmarks and the tests use this one dispatch instead of their
-own. The vocabulary is described in CONTRIBUTING.md ("Shared vocabulary").
+This module holds the id grammar and the dispatch only: `parse_strategy` turns an id into a `StrategySpec`,
+`chunk_with` chunks a text by it and `result_stem` names results files after it. The playground, chunk-eval,
+the benchmarks and the tests use this one dispatch instead of their own.
 """
 
 from __future__ import annotations

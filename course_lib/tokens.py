@@ -104,9 +104,7 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
-# ---------------------------------------------------------------------------
-# One adapter per tokenizer kind
-# ---------------------------------------------------------------------------
+# --- One adapter per tokenizer kind ---
 
 
 # Work over long arrays is done this many elements at a time where it needs temporary arrays:

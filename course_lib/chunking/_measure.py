@@ -31,9 +31,7 @@ from course_lib.tokens import _BLOCK, _Tokenizer
 __all__ = ["Chunk", "Span", "as_spans"]
 
 
-# ---------------------------------------------------------------------------
-# Extended grapheme clusters (UAX #29) around candidate cuts
-# ---------------------------------------------------------------------------
+# --- Extended grapheme clusters (UAX #29) around candidate cuts ---
 
 _CLUSTER = regex.compile(r"\X")
 _TABLE_SIZE = 0x30000  # code points above are treated as doubtful and checked with \X
@@ -137,9 +135,7 @@ def _cluster_at(text: str, p: int) -> str:
     return _CLUSTER.match(text, p).group()
 
 
-# ---------------------------------------------------------------------------
-# Token counts of spans
-# ---------------------------------------------------------------------------
+# --- Token counts of spans ---
 
 # white space by code point; none above U+3000 (the last entry stands for all of those)
 _IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])

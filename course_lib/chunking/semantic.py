@@ -14,12 +14,8 @@ Two methods, both taught in notebooks/09_semantic_chunking.ipynb:
   groups that maximize the similarity inside each group (each pair's cosine minus the
   mean cosine of all pairs), among groups of at most `size` tokens.
 
-Every chunk keeps the contract of the other chunkers: `text[c.start:c.end] == c.text`,
-`c.n_tokens <= size` recounted on the chunk's own text, no character outside a chunk
-except white space between chunks, and no cut inside a user-perceived character
-(extended grapheme cluster). The embedding model is anything with
-`encode(list[str]) -> array`; by default the course's all-MiniLM-L6-v2, loaded only when
-a chunking call needs it.
+Every chunk keeps the contract of the other chunkers (`course_lib.chunking`), leaves nothing but white
+space between chunks and cuts no user-perceived character (extended grapheme cluster) in two.
 """
 
 from __future__ import annotations
@@ -43,9 +39,7 @@ METHODS = ("breakpoint", "cluster")
 _CLUSTER = regex.compile(r"\X")
 
 
-# ---------------------------------------------------------------------------
-# Units: sentences (or pieces) that fit the size, with cuts between graphemes
-# ---------------------------------------------------------------------------
+# --- Units: sentences (or pieces) that fit the size, with cuts between graphemes ---
 
 
 def _cluster_start(text: str, pos: int) -> int:
@@ -80,9 +74,7 @@ def _units(text: str, size: int, tokenizer: Any, language: str, piece_size: int 
     return units
 
 
-# ---------------------------------------------------------------------------
-# Breakpoint method
-# ---------------------------------------------------------------------------
+# --- Breakpoint method ---
 
 
 def breakpoint_distances(
@@ -149,9 +141,7 @@ def _breakpoint(text: str, size: int, model: Any, tokenizer: Any, percentile: fl
     return chunks
 
 
-# ---------------------------------------------------------------------------
-# Cluster method
-# ---------------------------------------------------------------------------
+# --- Cluster method ---
 
 
 def _cluster(text: str, size: int, model: Any, tokenizer: Any, piece_size: int) -> list[tuple[int, int, int, dict]]:
@@ -194,9 +184,7 @@ def _cluster(text: str, size: int, model: Any, tokenizer: Any, piece_size: int) 
     return chunks
 
 
-# ---------------------------------------------------------------------------
-# The public chunker
-# ---------------------------------------------------------------------------
+# --- The public chunker ---
 
 
 def _check(text: Any, size: Any) -> None:
@@ -247,9 +235,7 @@ def semantic_chunks(
     return chunks
 
 
-# ---------------------------------------------------------------------------
-# The strategy: semantic:<size>[?method=cluster&percentile=90&...]
-# ---------------------------------------------------------------------------
+# --- The strategy: semantic:<size>[?method=cluster&percentile=90&...] ---
 
 
 @register_strategy(
