@@ -354,23 +354,27 @@ def test_13_2_accepts_the_reference(nb13_grid, capsys):
     assert "✓ Exercise 13.2" in out and "headers:recursive:128 against recursive:128" in out, out
 
 
-def _made_up_report(hits: dict[str, int], tokens: dict[str, int], n: int = 27) -> SimpleNamespace:
+def _made_up_report(hits: dict[str, int], tokens: dict[str, int], n: int = 27,
+                    same: bool = False) -> SimpleNamespace:
     """A report as the 13.3 check reads it: per-question recall (the first `hits[s]` questions found, with
-    a different, seeded order per strategy), its costs, and the verdict `stats.verdict` gives on them."""
+    a different, seeded order per strategy, or one shared order with `same`), its costs, and the verdict
+    `stats.verdict` gives on them (costs: the tokens returned, as chunk-eval's `cost_key` without a budget)."""
     scores = {}
     for s, found in hits.items():
-        order = np.random.default_rng(zlib.crc32(s.encode())).permutation(n)
+        order = np.random.default_rng(0 if same else zlib.crc32(s.encode())).permutation(n)
         row = np.zeros(n)
         row[order[:found]] = 1.0
         scores[s] = row.tolist()
     results = [SimpleNamespace(strategy=s, returned_tokens=tokens[s], index_bytes=1000 * tokens[s],
-                               per_question={"recall_at_k": scores[s]}) for s in hits]
-    return SimpleNamespace(verdict=stats.verdict(scores, costs=tokens), results=results)
+                               cost_key=lambda budget, t=tokens[s]: (t,), per_question={"recall_at_k": scores[s]})
+               for s in hits]
+    return SimpleNamespace(verdict=stats.verdict(scores, costs=tokens), results=results, budget=None)
 
 
 @pytest.fixture(scope="module")
 def nb13_runs() -> dict:
-    """Three made-up runs: no winner with the cheapest row ruled out, a clear winner, and everyone in play."""
+    """Four made-up runs: no winner with the cheapest row ruled out and none shown as good, a clear winner,
+    everyone in play, and a close run where a cheaper strategy is shown as good as the leader."""
     runs = {
         "no winner": _made_up_report({"a:256": 20, "b:128": 19, "c:512": 18, "d:64": 6},
                                      {"a:256": 250, "b:128": 120, "c:512": 480, "d:64": 60}),
@@ -378,11 +382,15 @@ def nb13_runs() -> dict:
                                     {"a:256": 250, "b:128": 120, "c:512": 480}),
         "all close": _made_up_report({"a:256": 15, "b:128": 14, "c:512": 15},
                                      {"a:256": 250, "b:128": 120, "c:512": 480}),
+        "shown as good": _made_up_report({"a:256": 200, "b:128": 196, "c:512": 198, "d:64": 150},
+                                         {"a:256": 250, "b:128": 120, "c:512": 480, "d:64": 60}, n=200, same=True),
     }
     v = runs["no winner"].verdict
-    assert v.winner is None and len(v.in_play) > 1 and "d:64" in v.ruled_out, "the first run's verdict changed"
+    assert v.winner is None and len(v.in_play) > 1 and "d:64" in v.ruled_out and v.as_good == ()
     assert runs["a winner"].verdict.winner == "a:256" and runs["all close"].verdict.ruled_out == ()
-    return {**_base(), "runs": runs}
+    good = runs["shown as good"].verdict
+    assert good.cheapest_as_good == "b:128" and "c:512" in good.as_good and "d:64" in good.in_play + good.ruled_out
+    return {**_base(), "runs": runs, "within_margin": stats.within_margin}
 
 
 def _rows(report):
@@ -393,57 +401,63 @@ def _recall(report, s):
     return _rows(report)[s].per_question["recall_at_k"]
 
 
-def _cheapest_in_play_but_the_leader(report):
+def _interval(report, s, level=0.90):
+    iv = stats.paired_interval(_recall(report, s), _recall(report, report.verdict.leader), level=level)
+    return iv.low, iv.high
+
+
+def cheapest_in_play(report):
+    """Wrong: the old exercise's rule, the cheapest strategy still in play (not the leader without a winner), with
+    the 95% interval it asked for."""
     v = report.verdict
-    return min((s for s in v.in_play if s != v.leader or s == v.winner), key=lambda s: _rows(report)[s].returned_tokens,
-               default=v.leader)
+    s = min((s for s in v.in_play if s != v.leader or s == v.winner), key=lambda s: _rows(report)[s].returned_tokens,
+            default=v.leader)
+    return s, (0.0, 0.0) if s == v.leader else _interval(report, s, 0.95)
 
 
 def always_the_leader(report):
-    """Wrong: the leader, although no run names a winner."""
+    """Wrong: the leader, although no strategy is shown as good as it."""
     return report.verdict.leader, (0.0, 0.0)
 
 
 def cheapest_of_all(report):
     """Wrong: the fewest tokens whatever the verdict, a ruled-out row included."""
     s = min(report.results, key=lambda r: r.returned_tokens).strategy
-    iv = stats.paired_interval(_recall(report, s), _recall(report, report.verdict.leader))
-    return s, (iv.low, iv.high)
+    return s, _interval(report, s)
 
 
-def never_the_leader(report):
-    """Wrong: never ships the leader, even when the verdict names it the winner."""
-    v = report.verdict
-    s = min((s for s in v.in_play + v.ruled_out if s != v.leader), key=lambda s: _rows(report)[s].returned_tokens)
-    iv = stats.paired_interval(_recall(report, s), _recall(report, v.leader))
-    return s, (iv.low, iv.high)
+def _right_choice(report):
+    return report.verdict.cheapest_as_good
+
+
+def ninety_five(report):
+    """Wrong: the 95% interval where equivalence uses the 90% one."""
+    s = _right_choice(report)
+    return (None, None) if s is None else (s, (0.0, 0.0) if s == report.verdict.leader else _interval(report, s, 0.95))
 
 
 def leader_minus_mine(report):
     """Wrong: the interval the other way round (the leader minus the choice)."""
-    s = _cheapest_in_play_but_the_leader(report)
-    iv = stats.paired_interval(_recall(report, report.verdict.leader), _recall(report, s))
+    s = _right_choice(report)
+    if s is None or s == report.verdict.leader:
+        return (None, None) if s is None else (s, (0.0, 0.0))
+    iv = stats.paired_interval(_recall(report, report.verdict.leader), _recall(report, s), level=0.90)
     return s, (iv.low, iv.high)
 
 
-def own_interval(report):
-    """Wrong: the interval of the choice's own recall, not of its difference from the leader."""
-    s = _cheapest_in_play_but_the_leader(report)
-    iv = stats.mean_interval(_recall(report, s))
-    return s, (iv.low, iv.high)
-
-
-@pytest.mark.parametrize("wrong", [always_the_leader, cheapest_of_all, never_the_leader, leader_minus_mine,
-                                   own_interval])
+@pytest.mark.parametrize("wrong", [cheapest_in_play, always_the_leader, cheapest_of_all, ninety_five,
+                                   leader_minus_mine])
 def test_13_3_rejects_wrong_rules(nb13_runs, wrong):
     with pytest.raises(SelfCheckError):
         run_check("13", "Exercise 13.3", nb13_runs, my_rule=wrong)
 
 
 def test_13_3_accepts_the_reference(nb13_runs, capsys):
-    run_check("13", "Exercise 13.3", nb13_runs,
-              my_rule=reference("13", "Exercise 13.3", "my_rule", {"paired_interval": stats.paired_interval}))
-    assert "✓ Exercise 13.3" in capsys.readouterr().out
+    my_rule = reference("13", "Exercise 13.3", "my_rule",
+                        {"paired_interval": stats.paired_interval, "within_margin": stats.within_margin})
+    run_check("13", "Exercise 13.3", nb13_runs, my_rule=my_rule)
+    out = capsys.readouterr().out
+    assert "✓ Exercise 13.3" in out and "shown as good your rule ships b:128" in out, out
 
 
 # --- notebook 14, exercises 14.1 and 14.3: a store filled by a stand-in encoder -----------------------
