@@ -714,20 +714,20 @@ def _watched(connection: type[http.client.HTTPConnection], deadline: _Deadline) 
     return make
 
 
-class _HTTPHandler(urllib.request.HTTPHandler):
+class _Deadlined:
+    """A urllib handler whose connections `deadline` watches (mixed in before HTTPHandler or HTTPSHandler)."""
+
     def __init__(self, deadline: _Deadline):
         super().__init__()
         self.deadline = deadline
 
+
+class _HTTPHandler(_Deadlined, urllib.request.HTTPHandler):
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(_watched(http.client.HTTPConnection, self.deadline), req)
 
 
-class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline: _Deadline):
-        super().__init__()
-        self.deadline = deadline
-
+class _HTTPSHandler(_Deadlined, urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req)
 
