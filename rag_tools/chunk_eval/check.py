@@ -1,7 +1,8 @@
 """`chunk-eval check DOCS QUESTIONS`: everything that can go wrong before the model is loaded, in one pass.
 
-Reads the documents, matches every quote and chunks with every strategy, without loading any model,
-and reports:
+Reads the documents, matches every quote and chunks with every strategy, without loading any model (but for
+a `semantic:` strategy, whose chunks follow the model's vectors: the run's model is loaded to chunk it, so the
+plan counts what the run will embed), and reports:
 - problems, one line each (exit status 2): a quote found in no document (with the closest passage, or
   the dropped text it lies in: a running header, a page number, navigation), a `document` that is not
   in DOCS, a malformed question, a question with undecodable text;
@@ -40,7 +41,14 @@ from rag_tools.chunk_eval.inputs import (
 from rag_tools.chunk_eval.language import language_warning, model_languages, resolve_language
 from rag_tools.chunk_eval.plan import chunk_all, cl100k_counts, make_plan, plan_counts
 from rag_tools.chunk_eval.rerank import RerankSpec
-from rag_tools.chunk_eval.run import REQUESTS_FILE, _token_vector_strategies, default_strategies, parse_strategies
+from rag_tools.chunk_eval.run import (
+    REQUESTS_FILE,
+    _token_vector_strategies,
+    default_strategies,
+    load_model,
+    parse_strategies,
+    semantic_note,
+)
 from rag_tools.chunk_eval.score import _ambiguous_quotes, _quote_groups, size_warnings
 from rag_tools.chunk_eval.timings import EmbeddingRate, plan_text
 from rag_tools.embedders import E5SmallEmbedder, EndpointEmbedder, USEEmbedder
@@ -55,6 +63,7 @@ class CheckResult:
     problems: list[str]
     warnings: list[str]
     plan: str
+    model_loaded: str | None = None  # the model loaded to chunk `semantic:` strategies, None when none was
 
     @property
     def status(self) -> int:
@@ -138,7 +147,7 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
           budget: int | None = None, cache: str | Path | None = None, model_request: str = "",
           skip_bad_files: bool = False, model: Any = None, embedding: Mapping[str, Any] | None = None,
           language: str | None = "auto", languages_of_model: Sequence[str] | None = None) -> CheckResult:
-    """Check the inputs of a run without loading a model; see the module's docstring.
+    """Check the inputs of a run without loading a model (but for `semantic:`); see the module's docstring.
 
     `model` and `embedding` are the run's model options: they decide which strategies the run keeps (no `late:`
     or `rerank:` for a model without token vectors: a problem when asked for, left out of the default grid) and
@@ -171,17 +180,16 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
     wrong = language_warning(found_language, label, model_languages(model, embedding or {}, None, languages_of_model))
     if wrong:
         warned.append(wrong)
-    needing_model = [s for s in specs if STRATEGIES[s.name].needs_model]
-    if needing_model:
-        warned.append(f"{', '.join(s.id for s in needing_model)}: chunking needs the model; not checked or counted")
-        specs = [s for s in specs if s not in needing_model]
+    # a semantic: strategy's chunks depend on the model's vectors: loaded, as the run loads it, to count them
+    chunker = None
+    if any(STRATEGIES[s.name].needs_model for s in specs):
+        chunker = load_model(model, {k: v for k, v in (embedding or {}).items() if v is not None}, progress=False)
     if skipped:
         warned.append(f"skipped {len(skipped)} file{'s' if len(skipped) > 1 else ''}: {', '.join(skipped[:8])}"
                       + (f" and {len(skipped) - 8} more" if len(skipped) > 8 else ""))
     if not specs:
-        return CheckResult(problems, warned, "plan: no strategy can be checked without the model\n"
-                           + found_language.text())
-    chunked = chunk_all(specs, documents, None, {})
+        return CheckResult(problems, warned, "plan: no strategy left to run\n" + found_language.text())
+    chunked = chunk_all(specs, documents, chunker, {})
     warned += size_warnings([s.id for s in specs], chunked, documents, k, budget)
     cl100k = cl100k_counts(specs, chunked)
     cache_root = None if cache is None else Path(cache)
@@ -193,9 +201,11 @@ def check(docs: str | Path, questions: str | Path, strategies: Sequence[str] | N
     plan = make_plan(specs, documents, question_list, chunked, keys, prefixes, cl100k)
     counts = plan_counts(plan, specs, documents, question_list, chunked, cl100k)
     text = plan_text(counts, EmbeddingRate.load(folder)) + "\n" + found_language.text()
+    if chunker is not None:
+        text += semantic_note(specs, chunker)
     if cache_root is None:
         text += "\n(--no-cache: nothing counts as cached)"
     elif recorded is None:
         text += ("\n(no run with these model options has used this cache yet: nothing counts as cached, and the "
                  "first run measures the rate)")
-    return CheckResult(problems, warned, text)
+    return CheckResult(problems, warned, text, None if chunker is None else chunker.name)

@@ -260,7 +260,8 @@ def _parser() -> argparse.ArgumentParser:
                         "chunk health and the cost tables (default: the decision columns; the JSON and HTML have all)")
     parser.add_argument("--timings", action="store_true", help="print where the run's time went, stage by stage")
     parser.add_argument("--check", action="store_true", help="check the documents, quotes and strategies and print "
-                        "the plan, without loading the model (also: chunk-eval check DOCS QUESTIONS); exit 0 or 2")
+                        "the plan, without loading the model unless a semantic: strategy needs it to chunk "
+                        "(also: chunk-eval check DOCS QUESTIONS); exit 0 or 2")
     return parser
 
 
@@ -281,8 +282,9 @@ def _run_check(args: argparse.Namespace, embedding: dict) -> int:
     print(result.plan)
     verdict = (f"{len(result.problems)} problem{'s' if len(result.problems) != 1 else ''}: fix them before a run"
                if result.problems else "no problem: ready to run")
+    loaded = f"model {result.model_loaded} loaded to chunk semantic:" if result.model_loaded else "no model loaded"
     print(f"check: {verdict}; {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}; "
-          f"{time.perf_counter() - began:.1f} s, no model loaded")
+          f"{time.perf_counter() - began:.1f} s, {loaded}")
     return result.status
 
 

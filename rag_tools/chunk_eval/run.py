@@ -227,6 +227,23 @@ def _chunk_tokens(embedder: Embedder, spec: Spec, plan: Plan, rows: Sequence[int
     return [made[t] for t in texts]
 
 
+def load_model(model: str | Path | None, options: Mapping[str, Any], *, progress: bool) -> Embedder:
+    """The embedder that `model` and the other model `options` name (the course's MiniLM when none);
+    `ChunkEvalError` for options it cannot load."""
+    try:
+        return load_embedder(model, progress=progress, **options) if model is not None or options \
+            else SentenceTransformerEmbedder()
+    except ValueError as error:
+        raise ChunkEvalError(str(error)) from None
+
+
+def semantic_note(specs: Sequence[Spec], embedder: Embedder) -> str:
+    """The plan's line naming the model the `semantic:` strategies' breakpoints come from ("" without one)."""
+    semantic = [s.id for s in specs if STRATEGIES[s.name].needs_model]
+    return (f"\nsemantic: {', '.join(semantic)} find their breakpoints with the evaluated model, "
+            f"{describe(embedder).get('model') or embedder.name}" if semantic else "")
+
+
 def evaluate(
     docs: str | Path,
     questions: str | Path,
@@ -291,11 +308,7 @@ def evaluate(
         options = {key: value for key, value in (embedding or {}).items() if value is not None}
         loaded_here = embedder is None  # a model named by options: its cache folder is recorded for `check`
         if embedder is None:
-            try:
-                embedder = load_embedder(model, progress=not quiet, **options) if model is not None or options \
-                    else SentenceTransformerEmbedder()
-            except ValueError as error:
-                raise ChunkEvalError(str(error)) from None
+            embedder = load_model(model, options, progress=not quiet)
     specs = _token_vector_strategies(specs, embedder, explicit=bool(strategies), on_warning=on_warning)
     wrong_language = language_warning(found_language, describe(embedder).get("model") or embedder.name,
                                       model_languages(model, options, None if loaded_here else embedder,
@@ -317,10 +330,7 @@ def evaluate(
     counts = plan_counts(plan, specs, documents, question_list, chunked, cl100k)
     stored = EmbeddingRate.load(vector_cache.folder)
     if on_plan is not None:
-        semantic = [s.id for s in specs if STRATEGIES[s.name].needs_model]
-        on_plan(f"{plan_text(counts, stored)}\n{found_language.text()}" + (
-            f"\nsemantic: {', '.join(semantic)} find their breakpoints with the evaluated model, "
-            f"{describe(embedder).get('model') or embedder.name}" if semantic else ""))
+        on_plan(f"{plan_text(counts, stored)}\n{found_language.text()}{semantic_note(specs, embedder)}")
     shared: dict[str, float] = {"reading": clock.seconds["reading"], "model_load": clock.seconds["model_load"]}
     with clock.stage("embedding"):
         measured, question_ms = embed_plan(plan, documents, embedder, vector_cache, seconds, shared, quiet, stored,
