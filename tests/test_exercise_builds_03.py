@@ -316,3 +316,13 @@ def test_a_stub_is_reported_without_raising(nb03, part, name):
 
 def test_3_2_stub_is_reported_without_raising(nb03):
     assert "Exercise 3.2: not solved yet" in run_3_2(nb03, word_start_chunks=_stub)
+
+
+def test_3_2_lies_in_extra_practice(nb03):
+    """Issue 44: 3.2 asks for the library's exact quirk with overlap, so it is homework, outside the lesson's time."""
+    from test_learner_share import in_extra_practice
+
+    extra = in_extra_practice(nb03.notebook)
+    exercise = nb03.exercises["Exercise 3.2"]
+    assert extra[exercise.solution] and extra[exercise.check]
+    assert not any(extra[e.solution] for e in _parts(nb03)), "Exercise 3.1 stays in the lesson"
