@@ -22,14 +22,37 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 MODEL = "minilm-test"
+_Server = TypeVar("_Server", bound="LoopbackServer")
 
 
-class EmbeddingServer:
+class LoopbackServer:
+    """A `ThreadingHTTPServer` on 127.0.0.1, on a port the system picks (port 0), answering with `handler`
+    in a daemon thread from `with` entry to exit (the base of the two servers below)."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]):
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    def __enter__(self: _Server) -> _Server:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+
+class EmbeddingServer(LoopbackServer):
     """`embed(list[str]) -> array` behind the embeddings protocol, with the faults listed in `faults`
     ("429", "500", "malformed", "wrong-dimension"), each sent once, in order, before normal answers."""
 
@@ -42,21 +65,11 @@ class EmbeddingServer:
         self.dim: int | None = None
         self._lock = threading.Lock()
         self._started = time.perf_counter()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(self._handler())
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> EmbeddingServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def _answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         """(status, JSON answer, extra headers) for one authorised request."""
@@ -110,7 +123,7 @@ class EmbeddingServer:
         return Handler
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """A loopback HTTP server whose answer to every request is `reply(handler, server)`, which may write anything
     to `handler.wfile`: a redirect, a body sent a byte a second, a connection closed mid-body, bytes that are
     not HTTP; over HTTPS when given a server-side `tls` context. `requests` logs each request it read as
@@ -125,29 +138,18 @@ class ScriptedServer:
         self.reply = reply
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        super().__init__(self._handler())
         if tls is not None:  # HTTPS with the context's certificate
             self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self.scheme = "http" if tls is None else "https"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
 
     @property
     def base_url(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
     def __exit__(self, *exc: Any) -> None:
-        self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self.stopping.set()  # a reply that trickles ends before the server waits for its threads
+        super().__exit__(*exc)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
