@@ -1,13 +1,13 @@
 """The parts that notebook 07's learner builds from given code cannot be fooled (issue 33).
 
 Exercise 7.1 (b), `with_path`: the text embedded for a Markdown chunk, its heading path then the chunk, checked
-against the library's `headed_texts`. Exercise 7.5 (a), `line_starts` and `definition_spans`: the character span
+against the library's `headed_texts`. Exercise 7.5, `line_starts` and `definition_spans`: the character span
 of each function and class the parser finds, from the first decorator to the end of the last line, checked on
 modules built from known pieces (decorators over several lines, `async def`, a nested function, a class with
 methods, non-ASCII text, module code right below a definition). Notebook 07's set-up cell and the reference
-of 7.5 (a) run once, in this process (tests/notebook_checks.py); then each part's self-check cell runs with the
+of 7.5 run once, in this process (tests/notebook_checks.py); then each part's self-check cell runs with the
 learner's functions replaced: by plausible wrong ones, which it must reject with a `SelfCheckError`, and by the
-reference and another right one, which it must accept. Both exercises have two parts under one heading, so a
+reference and another right one, which it must accept. Exercise 7.1 has two parts under one heading, so a
 part is picked by its place among the exercise's solution cells.
 """
 
@@ -24,7 +24,7 @@ from notebook_checks import Notebook, in_notebooks
 from course_lib.exercises import SelfCheckError
 from scripts import build_student_edition as edition
 
-SETUP, SPANS = "10bd337c", "4e65fe2a"  # the set-up cell; 7.5 (a)'s solution cell, which later cells use
+SETUP, SPANS = "10bd337c", "4e65fe2a"  # the set-up cell; 7.5's solution cell, which later cells use
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +63,11 @@ def rejects(nb: Notebook, name: str, k: int, **learner) -> str:
     return str(caught.value)
 
 
-def test_both_exercises_have_two_parts_each_with_its_check(nb07):
+def test_the_exercises_have_their_parts_each_with_its_check(nb07):
+    # issue 44: the chunker, once 7.5 (b), is Exercise 7.6 under Extra practice; 7.5 keeps the spans
     for name, defined in [("Exercise 7.1", [{"heading_sections"}, {"with_path"}]),
-                          ("Exercise 7.5", [{"line_starts", "definition_spans"}, {"python_chunks"}])]:
+                          ("Exercise 7.5", [{"line_starts", "definition_spans"}]),
+                          ("Exercise 7.6", [{"python_chunks"}])]:
         parts = [e for e in edition.find_exercises(nb07.notebook) if e.name == name]
         assert [set(re.findall(r"^def (\w+)", nb07.notebook.cells[e.solution].source, re.MULTILINE))
                 for e in parts] == defined
@@ -128,7 +130,7 @@ def test_7_1_b_accepts_a_version_written_another_way(nb07):
     accepts(nb07, "Exercise 7.1", 1, with_path=with_path)
 
 
-# --- 7.5 (a) line_starts and definition_spans --------------------------------------------------------------
+# --- 7.5 line_starts and definition_spans ----------------------------------------------------------------
 
 def _right_line_starts(source):
     starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
@@ -144,7 +146,7 @@ WRONG_LINE_STARTS = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_LINE_STARTS))
-def test_7_5_a_rejects_wrong_line_starts(nb07, wrong):
+def test_7_5_rejects_wrong_line_starts(nb07, wrong):
     assert "expected" in rejects(nb07, "Exercise 7.5", 0, line_starts=WRONG_LINE_STARTS[wrong])
 
 
@@ -187,21 +189,21 @@ WRONG_SPANS = {
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG_SPANS))
-def test_7_5_a_rejects_wrong_spans(nb07, wrong):
+def test_7_5_rejects_wrong_spans(nb07, wrong):
     message = rejects(nb07, "Exercise 7.5", 0, definition_spans=WRONG_SPANS[wrong])
     assert "MODULES[" in message and "expected" in message, message
 
 
-def test_7_5_a_the_mistakes_switched_off_pass(nb07):
+def test_7_5_the_mistakes_switched_off_pass(nb07):
     accepts(nb07, "Exercise 7.5", 0, line_starts=_right_line_starts, definition_spans=_spans())
 
 
-def test_7_5_a_accepts_the_reference(nb07):
+def test_7_5_accepts_the_reference(nb07):
     ns = reference(nb07, "Exercise 7.5", 0)
     accepts(nb07, "Exercise 7.5", 0, line_starts=ns["line_starts"], definition_spans=ns["definition_spans"])
 
 
-def test_7_5_a_accepts_spans_found_from_the_lines(nb07):
+def test_7_5_accepts_spans_found_from_the_lines(nb07):
     def definition_spans(source, nodes, starts, prefix=""):  # strips line by line, ends at the last line's end
         out = []
         for node in nodes:

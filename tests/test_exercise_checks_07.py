@@ -1,8 +1,9 @@
-"""Exercise 7.5 (b) (the learner's chunker for Python, by function and class with `ast`) cannot be fooled (issue 33).
+"""Exercise 7.6 (the learner's chunker for Python, by function and class with `ast`; Extra practice since issue
+44, 7.5 (b) before) cannot be fooled (issue 33).
 
-Notebook 07's set-up cell, the reference solution of part (a) (`line_starts`, `definition_spans`) and part (a)'s
+Notebook 07's set-up cell, the reference solution of Exercise 7.5 (`line_starts`, `definition_spans`) and 7.5's
 check (it builds `MODULES`) run once, in this process (tests/notebook_checks.py); then the self-check cell of
-part (b) runs with `python_chunks` replaced: by plausible wrong chunkers, which it must reject with a
+7.6 runs with `python_chunks` replaced: by plausible wrong chunkers, which it must reject with a
 `SelfCheckError`, and by right ones, which it must accept.
 """
 
@@ -13,7 +14,7 @@ import ast
 import pytest
 from notebook_checks import Notebook
 
-SETUP, DEFINITIONS, MODULES = "10bd337c", "4e65fe2a", "ex75a-check"  # part (a)'s check builds MODULES, used in (b)'s
+SETUP, DEFINITIONS, MODULES = "10bd337c", "4e65fe2a", "ex75a-check"  # 7.5's check builds MODULES, used in 7.6's
 
 
 @pytest.fixture(scope="module")
@@ -75,22 +76,22 @@ RIGHT = dict(method_name=lambda cls, method: f"{cls}.{method}")
 
 
 @pytest.mark.parametrize("wrong", sorted(WRONG))
-def test_7_5_rejects(nb07, wrong):
+def test_7_6_rejects(nb07, wrong):
     settings = {**RIGHT, **WRONG[wrong]}
-    message = nb07.rejects("Exercise 7.5", python_chunks=chunker(nb07, **settings))
+    message = nb07.rejects("Exercise 7.6", python_chunks=chunker(nb07, **settings))
     assert "size " in message and "a source of" in message, message
 
 
-def test_7_5_accepts_the_reference(nb07):
-    nb07.accepts("Exercise 7.5", **nb07.reference("Exercise 7.5"))
+def test_7_6_accepts_the_reference(nb07):
+    nb07.accepts("Exercise 7.6", **nb07.reference("Exercise 7.6"))
 
 
-def test_7_5_accepts_a_chunker_written_another_way(nb07):
-    nb07.accepts("Exercise 7.5", python_chunks=chunker(nb07, **RIGHT))
+def test_7_6_accepts_a_chunker_written_another_way(nb07):
+    nb07.accepts("Exercise 7.6", python_chunks=chunker(nb07, **RIGHT))
 
 
-def test_7_5_the_check_cell_shows_no_line_of_the_solution(nb07):
-    exercise = nb07.exercises["Exercise 7.5"]
+def test_7_6_the_check_cell_shows_no_line_of_the_solution(nb07):
+    exercise = nb07.exercises["Exercise 7.6"]
     solution = nb07.notebook.cells[exercise.solution].source.split("# BEGIN SOLUTION")[1]
     lines = {line.strip() for line in solution.splitlines() if len(line.strip()) > 20 and "END SOLUTION" not in line}
     check = nb07.notebook.cells[exercise.check].source

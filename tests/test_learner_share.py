@@ -147,9 +147,8 @@ def test_the_count_leaves_out_guards_extra_practice_blank_lines_and_the_markers(
 
 
 MAX_PART_LINES = 15  # issue 44: exercises in bites
-# Parts still over the limit, with the reason. Splitting 7.5 (b) needs a check of its own, which adds given lines
-# the 12% floor above cannot absorb today (7 lines of headroom on 2026-12-06).
-OVER_LIMIT_ALLOWED = {("07_structure_aware_chunking.ipynb", "Exercise 7.5", 1): "python_chunks, 24 lines"}
+# Parts still over the limit, with the reason (none since 7.5 (b), python_chunks, became 07's Extra practice).
+OVER_LIMIT_ALLOWED: dict[tuple[str, str, int], str] = {}
 
 
 def part_sizes(path: Path) -> list[tuple[str, int, int]]:
