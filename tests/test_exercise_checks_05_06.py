@@ -78,7 +78,8 @@ def reference(path: Path, name: str, function: str, part: int = 0, **extra):
 
 # === notebook 05 ===================================================================================
 
-# Exercise 5.1: the windows, the count and the cost, checked against fixed_size_chunks and a brute force
+# Exercise 5.1: the count and the cost, checked against fixed_size_chunks and a brute force (the windows themselves
+# are built once, in notebook 03, section 2: issue 44)
 
 def run_5_1(part: int, **functions):
     """Run part `part` of Exercise 5.1's checks with the learner's functions replaced by `functions`.
@@ -90,7 +91,7 @@ def run_5_1(part: int, **functions):
 
     namespace = _namespace(fixed_size_chunks=fixed_size_chunks, **functions)
     checks = [check for _, check in _parts(NB05, "Exercise 5.1")]
-    assert len(checks) == 3, "Exercise 5.1 has three parts: windows, count, cost"
+    assert len(checks) == 2, "Exercise 5.1 has two parts: count, cost"
     for check in checks[:part]:
         for statement in ast.parse(check).body:
             if not _calls_a_check(statement):
@@ -98,31 +99,31 @@ def run_5_1(part: int, **functions):
     return run_check(checks[part], namespace)
 
 
-def _windows_only_full(T, N, M=0):
-    """Wrong: only full windows, the last partial window is forgotten."""
-    return [(s, s + N) for s in range(0, T - N + 1, N - M)]
+def _check_definitions() -> dict:
+    """The namespace of Exercise 5.1's first check cell without its check: the windows, the brute force, the cases."""
+    from course_lib.chunking import fixed_size_chunks
+
+    namespace = _namespace(fixed_size_chunks=fixed_size_chunks)
+    for statement in ast.parse(_parts(NB05, "Exercise 5.1")[0][1]).body:
+        if not _calls_a_check(statement):
+            exec(compile(ast.Module([statement], type_ignores=[]), "<check cell>", "exec"), namespace)
+    return namespace
 
 
-def _windows_one_too_many(T, N, M=0):
-    """Wrong: a window at every stride below T, even after one has reached the end."""
-    return [(s, min(s + N, T)) for s in range(0, T, N - M)]
+def test_5_1_asks_for_the_count_and_the_cost_not_the_windows_again():
+    """Token windows are written in 03 Ex 3.1 (b); 05 takes them from fixed_size_chunks (issue 44: none built twice)."""
+    notebook = nbformat.read(NB05, as_version=4)
+    defined = [set(re.findall(r"^def (\w+)", solution, re.MULTILINE)) for solution, _ in _parts(NB05, "Exercise 5.1")]
+    assert defined == [{"chunk_count"}, {"index_cost"}]
+    task = next(c.source for c in notebook.cells if c.source.startswith("### Exercise 5.1"))
+    assert "fixed_size_chunks" in task and "notebook 03, section 2" in task
 
 
-def _windows_no_overlap(T, N, M=0):
-    """Wrong: the next window starts where the last one ended (the overlap is ignored)."""
-    return [(s, min(s + N, T)) for s in range(0, T, N)]
-
-
-def _windows_for_nothing(T, N, M=0):
-    """Wrong: one empty window for a text of no tokens."""
-    return reference(NB05, "Exercise 5.1", "token_windows")(T, N, M) or [(0, 0)]
-
-
-@pytest.mark.parametrize("wrong", [_windows_only_full, _windows_one_too_many, _windows_no_overlap,
-                                   _windows_for_nothing], ids=lambda f: f.__name__.strip("_"))
-def test_5_1_windows_rejects_a_wrong_walk(wrong):
-    with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
-        run_5_1(0, token_windows=wrong)
+def test_5_1_brute_force_lays_the_library_windows():
+    """The check's brute force for large T agrees window for window with fixed_size_chunks on every small case."""
+    namespace = _check_definitions()
+    for T, N, M in namespace["SMALL"]:
+        assert namespace["stepped_windows"](T, N, M) == namespace["library_windows"](T, N, M), (T, N, M)
 
 
 def _count_floor(T, N, M=0):
@@ -155,7 +156,7 @@ def _count_one_for_nothing(T, N, M=0):
                          ids=lambda f: f.__name__.strip("_"))
 def test_5_1_count_rejects_a_wrong_count(wrong):
     with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
-        run_5_1(1, chunk_count=wrong)
+        run_5_1(0, chunk_count=wrong)
 
 
 def _cost_float64(T, N, M, dim):
@@ -180,28 +181,20 @@ def _cost_full_windows(T, N, M, dim):
                          ids=lambda f: f.__name__.strip("_"))
 def test_5_1_cost_rejects_a_wrong_cost(wrong):
     with pytest.raises(SelfCheckError, match=r"Exercise 5\.1"):
-        run_5_1(2, index_cost=wrong)
+        run_5_1(1, index_cost=wrong)
 
 
 def test_5_1_accepts_the_reference_parts(capsys):
-    windows = reference(NB05, "Exercise 5.1", "token_windows", part=0)
-    count = reference(NB05, "Exercise 5.1", "chunk_count", part=1)
-    cost = reference(NB05, "Exercise 5.1", "index_cost", part=2, chunk_count=count)
-    assert run_5_1(0, token_windows=windows)
-    assert run_5_1(1, chunk_count=count)
-    assert run_5_1(2, index_cost=cost)
-    assert capsys.readouterr().out.count("✓ Exercise 5.1: all") == 3
+    count = reference(NB05, "Exercise 5.1", "chunk_count", part=0)
+    cost = reference(NB05, "Exercise 5.1", "index_cost", part=1, chunk_count=count)
+    assert run_5_1(0, chunk_count=count)
+    assert run_5_1(1, index_cost=cost)
+    assert capsys.readouterr().out.count("✓ Exercise 5.1: all") == 2
 
 
 def test_5_1_cases_hold_the_edge_cases():
     """The generated cases hold M = 0, N dividing T, T < N, T = 0 and a last partial window."""
-    from course_lib.chunking import fixed_size_chunks
-
-    namespace = _namespace(fixed_size_chunks=fixed_size_chunks)
-    for _, check in _parts(NB05, "Exercise 5.1")[:2]:
-        for statement in ast.parse(check).body:
-            if not _calls_a_check(statement):
-                exec(compile(ast.Module([statement], type_ignores=[]), "<check cell>", "exec"), namespace)
+    namespace = _check_definitions()
     cases = namespace["SMALL"] + namespace["LARGE"]
     assert any(M == 0 for _, _, M in cases) and any(T == 0 for T, _, _ in cases)
     assert any(0 < T < N for T, N, _ in cases) and any(T > N and T % N == 0 for T, N, _ in cases)
@@ -212,9 +205,9 @@ def test_5_1_cases_hold_the_edge_cases():
 def test_5_1_stub_is_reported_as_not_solved(capsys):
     def stub(*args):
         raise NotImplementedError
-    for part, name in enumerate(("token_windows", "chunk_count", "index_cost")):
+    for part, name in enumerate(("chunk_count", "index_cost")):
         run_5_1(part, **{name: stub})
-    assert capsys.readouterr().out.count("not solved yet") == 3
+    assert capsys.readouterr().out.count("not solved yet") == 2
 
 
 # Exercise 5.2: recall within the budget, as the notebook measured it (the reference solution's comment)
@@ -554,7 +547,7 @@ def test_6_3_accepts_the_reference():
 
 # === the hints ========================================================================================
 
-@pytest.mark.parametrize("name", ["Exercise 5.1", "Exercise 5.1 (count)", "Exercise 5.1 (cost)", "Exercise 5.2",
+@pytest.mark.parametrize("name", ["Exercise 5.1", "Exercise 5.1 (cost)", "Exercise 5.2",
                                   "Exercise 5.3", "Exercise 5.4", "Exercise 6.1",
                                   "Exercise 6.1 (pooling)", "Exercise 6.1 (late)", "Exercise 6.2",
                                   "Exercise 6.2 (windows)", "Exercise 6.3"])
