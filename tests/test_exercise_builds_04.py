@@ -1,7 +1,7 @@
-"""Exercise 4.1 (b) `strip_span` and (c) `cut_between_tokens`: the two pieces of the splitter that were given
-code and are now built by the learner. Their self-checks cannot be fooled (issue 33).
+"""Exercise 4.1 (b) `strip_span` and Exercise 4.2 (a) `cut_between_tokens`: the two pieces of the splitter that were
+given code and are now built by the learner. Their self-checks cannot be fooled (issue 33).
 
-Notebook 04 is run once, up to the check of part (c) (tests/notebook_checks.py). Each check cell is then run
+Notebook 04 is run once, up to the check of `cut_between_tokens` (tests/notebook_checks.py). Each check cell is then run
 again with the learner's function replaced: by plausible wrong versions, which it must reject with a
 `SelfCheckError`, and by the reference solution and another right version, which it must accept. A binary
 search that never ends would hang the check, so here `tokens` is replaced by one that gives up after a
@@ -19,10 +19,10 @@ from notebook_checks import Notebook, in_notebooks
 
 from course_lib.exercises import SelfCheckError
 
-NAME = "Exercise 4.1"
+NAMES = {"ex41-strip-check": "Exercise 4.1", "ex41-cut-check": "Exercise 4.2"}  # each check cell's exercise
 CELLS = ["488b7894", "5240180c", "ex41-a-sol", "ex41-a-check", "ef7374fd", "ex41-strip-check", "tokens-given",
          "cut-between-tokens", "ex41-cut-check"]
-STEP_LIMIT = 200_000  # calls of `tokens` in one run of the check of part (c); the reference needs far fewer
+STEP_LIMIT = 200_000  # calls of `tokens` in one run of the check of `cut_between_tokens`; the reference needs fewer
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def run_check(nb: Notebook, cell_id: str, tokens: Counted, **learner) -> str:
 
 def accepts(nb: Notebook, cell_id: str, **learner) -> None:
     printed = run_check(nb, cell_id, Counted(nb["tokens"]), **learner)
-    assert f"✓ {NAME}" in printed and "not solved" not in printed, printed
+    assert f"✓ {NAMES[cell_id]}" in printed and "not solved" not in printed, printed
 
 
 def rejects(nb: Notebook, cell_id: str, **learner) -> str:
@@ -69,7 +69,7 @@ def test_the_notebook_solves_both_parts(nb04):
     assert nb04["strip_ok"] and nb04["cut_ok"]
 
 
-# --- (b) strip_span ---------------------------------------------------------------------------------------
+# --- 4.1 (b) strip_span ---------------------------------------------------------------------------------------
 
 def strip_left_only(text, a, b):
     while a < b and text[a].isspace():
@@ -132,7 +132,7 @@ def test_b_cases_cover_the_edges(nb04):
     assert any(t[:a].strip() and t[b:].strip() for t, a, b in spans), "text on both sides of the span"
 
 
-# --- (c) cut_between_tokens -----------------------------------------------------------------------------
+# --- 4.2 (a) cut_between_tokens -----------------------------------------------------------------------------
 
 def binary_search(tokens, *, round_up=True, start_hi=lambda b: b, extra=0, origin=None):
     def cut_between_tokens(text, a, b, size):
@@ -195,7 +195,7 @@ def test_c_accepts_a_right_cut_between_tokens(nb04, right):
     fn = {"reference": nb04["cut_between_tokens"], "binary search written again": binary_search(tokens),
           "linear search": linear_search(tokens)}[right]
     printed = run_check(nb04, "ex41-cut-check", tokens, cut_between_tokens=fn)
-    assert f"✓ {NAME}" in printed, printed
+    assert f"✓ {NAMES['ex41-cut-check']}" in printed, printed
 
 
 def test_c_cases_cover_the_edges(nb04):

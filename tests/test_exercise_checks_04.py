@@ -1,13 +1,14 @@
-"""Exercise 4.1 (the learner builds the recursive splitter, parts a-g) cannot be fooled (issue 33).
+"""Exercises 4.1-4.4 (the learner builds the recursive splitter, in seven parts) cannot be fooled (issue 33).
 
-Notebook 04 is run once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run
-again with the learner's functions replaced: by plausible wrong answers, which it must reject with a
-`SelfCheckError`, and by the reference solution and other right answers, which it must accept. The seven
-parts share one heading, so a part is picked by its place among the exercise's solution cells. Before a
-check runs, all the parts' solution cells are run again in a copy of the namespace, so that a replaced
-function is the one the others call (`hand_chunks` calls `split_recursive`, which calls `merge`, which
-calls `tail_start`). Parts (b) `strip_span` and (c) `cut_between_tokens` are fed wrong versions in
-tests/test_exercise_builds_04.py.
+The splitter is four exercise headings (issue 44): 4.1 splits a span ((a) `split_on` and `first_split`, (b)
+`strip_span`), 4.2 is the last resort and the recursion ((a) `cut_between_tokens`, (b) `split_without_merge`),
+4.3 merges ((a) `merge`, (b) `split_recursive`), 4.4 carries the overlap tail (`tail_start`). Notebook 04 is run
+once, in this process (tests/notebook_checks.py). Then each part's self-check cell is run again with the
+learner's functions replaced: by plausible wrong answers, which it must reject with a `SelfCheckError`, and by the
+reference solution and other right answers, which it must accept. Before a check runs, the solution cells of all
+four exercises are run again in a copy of the namespace, so that a replaced function is the one the others call
+(`hand_chunks` calls `split_recursive`, which calls `merge`, which calls `tail_start`). `strip_span` and
+`cut_between_tokens` are fed wrong versions in tests/test_exercise_builds_04.py.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from notebook_checks import Notebook
 from scripts import build_student_edition as edition
 from scripts.notebook_times import solution_lines
 
-NAME = "Exercise 4.1"
-SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, RECURSE, TAIL = range(7)  # the parts, in notebook order: (a) to (g)
+SPLITTER = ("Exercise 4.1", "Exercise 4.2", "Exercise 4.3", "Exercise 4.4")
+# the parts, in notebook order, as (exercise, its part)
+PARTS = SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, RECURSE, TAIL = (
+    ("Exercise 4.1", 0), ("Exercise 4.1", 1), ("Exercise 4.2", 0), ("Exercise 4.2", 1), ("Exercise 4.3", 0),
+    ("Exercise 4.3", 1), ("Exercise 4.4", 0))
 
 
 @pytest.fixture(scope="module")
@@ -31,31 +35,34 @@ def nb04():
 
 
 def _parts(nb: Notebook) -> list[edition.Exercise]:
-    return nb.parts(NAME)
+    return [nb.parts(name)[k] for name, k in PARTS]
 
 
-def run_part(nb: Notebook, part: int, **learner) -> str:
+def run_part(nb: Notebook, part: tuple[str, int], **learner) -> str:
     """Run one part's check cell with the learner's functions in place; return what it printed."""
-    return nb.run_part(NAME, part, **learner)[0]
+    return nb.run_part(*part, again=SPLITTER, **learner)[0]
 
 
-def accepts(nb: Notebook, part: int, **learner) -> str:
-    return nb.accepts_part(NAME, part, **learner)
+def accepts(nb: Notebook, part: tuple[str, int], **learner) -> str:
+    return nb.accepts_part(*part, again=SPLITTER, **learner)
 
 
-def rejects(nb: Notebook, part: int, **learner) -> str:
-    return nb.rejects_part(NAME, part, **learner)
+def rejects(nb: Notebook, part: tuple[str, int], **learner) -> str:
+    return nb.rejects_part(*part, again=SPLITTER, **learner)
 
 
-def test_the_exercise_has_seven_parts_each_with_its_check(nb04):
+def test_the_splitter_is_four_exercises_of_seven_parts_each_with_its_check(nb04):
+    assert [len(nb04.parts(name)) for name in SPLITTER] == [2, 2, 2, 1]
     parts = _parts(nb04)
-    assert len(parts) == 7
     defined = [set(re.findall(r"^def (\w+)", nb04.notebook.cells[e.solution].source, re.MULTILINE)) for e in parts]
     assert defined == [{"split_on", "first_split"}, {"strip_span"}, {"cut_between_tokens"}, {"split_without_merge"},
                        {"merge"}, {"split_recursive", "hand_chunks"}, {"tail_start"}]
+    checks = [nb04.notebook.cells[e.check].source for e in parts]
+    assert all(re.search(rf"check_\w+\(\"{name}\"", check) for (name, _), check in zip(PARTS, checks)), \
+        "each part's check names its own exercise"
 
 
-@pytest.mark.parametrize("part", [SPLIT_ON, STRIP, CUT, NO_MERGE, MERGE, RECURSE, TAIL])
+@pytest.mark.parametrize("part", PARTS, ids=lambda p: f"{p[0][-3:]}-{'ab'[p[1]]}")
 def test_each_part_accepts_the_reference_solution(nb04, part):
     accepts(nb04, part)
 
@@ -73,7 +80,7 @@ def test_no_visible_cell_shows_a_line_of_the_solution(nb04):
     assert not shown, f"visible cells show solution lines: {shown}"
 
 
-# --- (a) split_on and first_split ---------------------------------------------------------------------
+# --- 4.1 (a) split_on and first_split ---------------------------------------------------------------------
 
 def split_at_match_end(text, a, b, separator):  # the separator closes the piece instead of opening the next
     cuts = [m.end() for m in regex.compile(separator).finditer(text, a, b) if a < m.end() < b]
@@ -114,17 +121,17 @@ def _first_split_with(order, lower):
 _REFERENCE: dict = {}
 
 
-def _reference(part: int) -> dict:
+def _reference(part: tuple[str, int]) -> dict:
     """What a part's solution cell defines, from a fresh run of the notebook's reference solution."""
     return _REFERENCE[part]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _references(nb04):
-    for k, exercise in enumerate(_parts(nb04)):
+    for part, exercise in zip(PARTS, _parts(nb04)):
         namespace = dict(nb04.ns)
         exec(nb04.notebook.cells[exercise.solution].source, namespace)
-        _REFERENCE[k] = namespace
+        _REFERENCE[part] = namespace
 
 
 WRONG_FIRST_SPLITS = {
@@ -148,7 +155,7 @@ def test_a_rejects_a_first_split_that_uses_a_separator_that_does_not_cut(nb04):
     rejects(nb04, SPLIT_ON, first_split=first_separator_always)
 
 
-# --- (d) split_without_merge -----------------------------------------------------------------------------
+# --- 4.2 (b) split_without_merge -----------------------------------------------------------------------------
 
 def _no_merge(*, check_whole=True, recurse=True, fits=lambda n, size: n <= size, last_resort=True,
               strip=False, lower_only=True):
@@ -189,7 +196,7 @@ def test_d_accepts_a_recursion_that_passes_every_separator_down(nb04):
     accepts(nb04, NO_MERGE, split_without_merge=_no_merge(lower_only=False))
 
 
-# --- (e) merge and (f) split_recursive -----------------------------------------------------------------
+# --- 4.3 (a) merge and (b) split_recursive -----------------------------------------------------------------
 
 def _merge(*, grow, strip=True):
     def merge(text, pieces, size, overlap=0):
@@ -270,12 +277,12 @@ def test_f_rejects_a_split_that_leaves_a_whole_text_unstripped(nb04):
 
 
 def test_no_part_asks_for_more_than_15_lines(nb04):
-    """Issue 44: exercises in bites; the merge (22 lines) became parts (e) and (f)."""
+    """Issue 44: exercises in bites; the merge (22 lines) became Exercise 4.3 (a) and (b)."""
     sizes = [solution_lines(nb04.notebook.cells[e.solution].source) for e in _parts(nb04)]
     assert max(sizes) <= 15, sizes
 
 
-# --- (g) tail_start ----------------------------------------------------------------------------------------
+# --- 4.4 tail_start ----------------------------------------------------------------------------------------
 
 def _tail(*, within=lambda tokens, text, pieces, k, j, overlap: tokens(text, pieces[k][0], pieces[j - 1][1]) <= overlap,
           fits_next=True, above=lambda k, i: k - 1 > i):
@@ -312,7 +319,7 @@ def test_g_the_right_tail_written_another_way_passes(nb04):
 
 
 def test_the_checks_compare_only_where_the_library_agrees_with_exact_counting(nb04):
-    # the cases of parts (f) and (g) are ones where the library's one-tokenization estimate and the exact
+    # the cases of 4.3 (b) and 4.4 are ones where the library's one-tokenization estimate and the exact
     # count pick the same pieces; elsewhere (the town report at 40 tokens, say) they may differ by design
     ns = _reference(RECURSE)
     text = nb04["city"]

@@ -42,10 +42,10 @@ def nb10():
 
 
 def test_every_exercise_of_these_notebooks_is_tested():
-    # 4.1 (the learner's recursive splitter) has its own file, tests/test_exercise_checks_04.py, and 1.1 and
+    # 4.1-4.4 (the learner's recursive splitter) have their own file, tests/test_exercise_checks_04.py, and 1.1 and
     # 1.2's builds theirs, tests/test_exercise_builds_01.py
     tested = {f"Exercise {n}" for n in ("1.1", "1.2", "1.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2", "4.3",
-                                        "4.4", "4.5", "10.1", "10.2", "10.3", "10.4")}
+                                        "4.4", "4.5", "4.6", "4.7", "4.8", "10.1", "10.2", "10.3", "10.4")}
     found = set()
     for name in ("01_why_chunking", "03_fixed_size_and_overlap", "04_recursive_splitting", "10_context_for_chunks"):
         notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -136,17 +136,17 @@ def test_3_3_accepts_the_reference(nb03):
 
 # --- notebook 04 -------------------------------------------------------------------------------------
 
-def test_4_2_rejects(nb04):
+def test_4_5_rejects(nb04):
     separators = nb04["SEPARATORS"]
     for wrong in (separators["prose"], separators["markdown"], [r"\n(?=CAPÍTULO )", *separators["prose"]]):
-        nb04.rejects("Exercise 4.2", ordinance_separators=lambda wrong=wrong: list(wrong))
+        nb04.rejects("Exercise 4.5", ordinance_separators=lambda wrong=wrong: list(wrong))
 
 
-def test_4_2_accepts_the_reference(nb04):
-    nb04.accepts("Exercise 4.2", **nb04.reference("Exercise 4.2"))
+def test_4_5_accepts_the_reference(nb04):
+    nb04.accepts("Exercise 4.5", **nb04.reference("Exercise 4.5"))
 
 
-def test_4_3_rejects(nb04):
+def test_4_6_rejects(nb04):
     split_sentences = nb04["split_sentences"]
 
     def one_sentence_each(text, max_tokens, language="en"):
@@ -157,14 +157,14 @@ def test_4_3_rejects(nb04):
         return [(group[0][0], group[-1][1]) for group in (sentences[i:i + 5] for i in range(0, len(sentences), 5))]
 
     for wrong in (one_sentence_each, five_sentences):
-        nb04.rejects("Exercise 4.3", capped_sentence_chunks=wrong)
+        nb04.rejects("Exercise 4.6", capped_sentence_chunks=wrong)
 
 
-def test_4_3_accepts_the_reference(nb04):
-    nb04.accepts("Exercise 4.3", **nb04.reference("Exercise 4.3"))
+def test_4_6_accepts_the_reference(nb04):
+    nb04.accepts("Exercise 4.6", **nb04.reference("Exercise 4.6"))
 
 
-def test_4_4_rejects(nb04):
+def test_4_7_rejects(nb04):
     pattern_chunk = nb04["pattern_chunk"]
 
     def only_offsets_fixed(text, chunk_size=500, overlap=50):
@@ -174,14 +174,14 @@ def test_4_4_rejects(nb04):
         return chunks
 
     for wrong in (pattern_chunk, only_offsets_fixed):
-        nb04.rejects("Exercise 4.4", fixed_pattern_chunk=wrong)
+        nb04.rejects("Exercise 4.7", fixed_pattern_chunk=wrong)
 
 
-def test_4_4_accepts_the_reference(nb04):
-    nb04.accepts("Exercise 4.4", **nb04.reference("Exercise 4.4"))
+def test_4_7_accepts_the_reference(nb04):
+    nb04.accepts("Exercise 4.7", **nb04.reference("Exercise 4.7"))
 
 
-def test_4_5_rejects(nb04):
+def test_4_8_rejects(nb04):
     def strictly_below(token_counts, size):
         chunks, current = 0, None
         for n in token_counts:
@@ -203,11 +203,11 @@ def test_4_5_rejects(nb04):
         return math.ceil(sum(token_counts) / size)
 
     for wrong in (strictly_below, forgets_the_last, total_over_size):
-        nb04.rejects("Exercise 4.5", merge_count=wrong)
+        nb04.rejects("Exercise 4.8", merge_count=wrong)
 
 
-def test_4_5_accepts_the_reference(nb04):
-    nb04.accepts("Exercise 4.5", **nb04.reference("Exercise 4.5"))
+def test_4_8_accepts_the_reference(nb04):
+    nb04.accepts("Exercise 4.8", **nb04.reference("Exercise 4.8"))
 
 
 # --- notebook 10 -------------------------------------------------------------------------------------
