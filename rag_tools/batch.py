@@ -231,7 +231,8 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
     fails or is killed leaves whole partitions stored and can simply be run again. A partition that fails
     (an exception, or Dask's `KilledWorker` when it kills every worker it runs on) raises `BatchError` naming
     its first and last `doc_id`, after every other partition has finished and been committed. Fragments that
-    were written but never committed are deleted (by the next run, if this driver was killed).
+    were written but never committed (a failed partition's, or a first attempt's when Dask ran a partition again
+    after losing its worker) are deleted when the run ends (by the next run, if this driver was killed).
     """
     from distributed import as_completed
 
@@ -258,6 +259,9 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
                 t0 = time.perf_counter()
                 store.commit_fragments(done.doc_ids, done.fragments)
                 report.driver_seconds += time.perf_counter() - t0
+                # stored: drop the result from the cluster, or losing the worker that holds it makes Dask run the
+                # partition again, writing fragments that nobody commits
+                future.cancel()
                 report.chunks += done.chunks
                 report.documents += len(done.doc_ids)
                 report.characters += done.characters
@@ -268,9 +272,11 @@ def run_batch(documents: Sequence[Document], store: ChunkStore, *, chunker: Chun
                     progress(line)
         finished = not failed
     finally:
-        if not finished:  # a failed partition, a failed commit, an interrupt: drop what was never committed
+        if not finished:  # a failed partition, a failed commit, an interrupt: run nothing more
             client.cancel(futures)
-            store.clean_uncommitted()
+        # delete what was never committed: a failed partition's fragments, or those of an attempt whose worker was
+        # lost after writing them (Dask ran the partition again elsewhere), on success too
+        store.clean_uncommitted()
     report.seconds = time.perf_counter() - began
     if failed:
         failed.sort(key=lambda f: f[0])

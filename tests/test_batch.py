@@ -177,6 +177,45 @@ def test_a_two_worker_job_stores_what_one_process_stores_and_the_driver_only_com
     assert report.chunks == len(ours) and report.bytes_to_driver > 0 and _orphans(store) == set()
 
 
+@dataclass(frozen=True)
+class DiesAfterWritingOnce(WordHashEmbedder):
+    """The first time it embeds document 4, writes that document's rows as fragments into the store at `path`, as
+    the partition's worker would, and kills the worker before it can answer: a worker lost between writing and
+    returning. Dask runs the partition again on the other worker (a marker file says it has died once)."""
+
+    path: str = ""
+    marker: str = ""
+
+    def __call__(self, text, chunks):
+        vectors = super().__call__(text, chunks)
+        if "document 4 " in text and not os.path.exists(self.marker):
+            from rag_tools.store import chunk_rows, write_fragments
+
+            open(self.marker, "x").close()
+            write_fragments(self.path, chunk_rows("doc4", text, chunks, vectors, strategy="recursive:12",
+                                                  model=self.name), self.dim)
+            os._exit(1)
+        return vectors
+
+
+def test_a_partition_run_twice_after_a_lost_worker_leaves_no_uncommitted_fragments(tmp_path):
+    """Dask retries a partition whose worker died; what the dead attempt wrote is never committed and must not stay
+    in the store folder once the job has succeeded (the two-worker test's orphan check failed this way)."""
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    store = ChunkStore(tmp_path / "s", 16)
+    died = tmp_path / "died"
+    with local_client(2) as c:
+        report = run_batch(DOCS, store, chunker=CHUNKER, strategy="recursive:12", client=c, progress=None,
+                           embedder=DiesAfterWritingOnce(path=str(store.path), marker=str(died)))
+        c.cluster.close()
+    assert died.exists(), "no worker died after writing: the test proves nothing"
+    assert store.document_ids() == sorted(d.doc_id for d in DOCS)
+    assert len(store) == report.chunks == sum(len(CHUNKER(d.text)) for d in DOCS), "a document is doubled"
+    assert _orphans(store) == set(), "the dead attempt's fragments are left in the store folder"
+
+
 def test_a_failing_partition_names_its_documents_and_the_others_are_committed(client, tmp_path):
     class Poisoned(WordHashEmbedder):
         def __call__(self, text, chunks):
