@@ -34,6 +34,7 @@ __all__ = [
     "SpanScores",
     "VectorIndex",
     "budget_cutoff",
+    "covered_characters",
     "exact_budget",
     "mrr",
     "ndcg_at_k",
@@ -232,6 +233,15 @@ def overlapping_indices(chunks: Iterable[Any], references: Iterable[SpanLike]) -
     """
     spans, refs = _check_overlapping_indices_args(chunks, references)
     return [i for i, span in enumerate(spans) if _overlaps(span, refs)]
+
+
+def covered_characters(spans: Sequence[SpanLike]) -> int:
+    """Distinct characters the spans hold, text they share counted once (a union of ranges); `[]` holds 0.
+
+    Taught in notebooks/05_overlap_cost_arithmetic.ipynb, section 6 (written by hand there as `covered`);
+    used in notebooks/08_measuring_chunkers.ipynb, section 2.
+    """
+    return _length(_union(_spans("spans", spans)))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from course_lib.evaluation import (
     SpanScores,
     VectorIndex,
     budget_cutoff,
+    covered_characters,
     mrr,
     ndcg_at_k,
     overlapping_indices,
@@ -203,6 +204,19 @@ def test_span_scores_match_character_sets(retrieved, references):
     assert scores.precision == pytest.approx(covered / retrieved_chars)
     assert scores.iou == pytest.approx(covered / (retrieved_chars + ref_chars - covered))
     assert 0 <= scores.iou <= min(scores.recall, scores.precision) + 1e-12
+
+
+def test_covered_characters_by_hand():
+    assert covered_characters([]) == 0
+    assert covered_characters([(0, 10), (5, 15), (5, 15), (20, 22)]) == 17  # shared and repeated text once
+    assert covered_characters([("a", 0, 10), ("b", 0, 10)]) == 20  # documents apart
+    with pytest.raises(TypeError, match="spans must be"):
+        covered_characters("0-10")
+
+
+@given(st.lists(span, max_size=8))
+def test_covered_characters_match_character_sets(spans):
+    assert covered_characters(spans) == len(_chars(spans))
 
 
 @settings(max_examples=300)

@@ -229,7 +229,7 @@ def test_the_verdict_cases_cover_every_outcome(nb08):
     namespace = dict(nb08.ns)
     source = nb08.notebook.cells[_parts(nb08)[VERDICT].check].source
     exec(source.split("\nverdicts = ")[0], namespace)
-    outcomes = [stats.verdict(pq, costs=dict.fromkeys(pq, 0)) for pq in namespace["verdict_cases"]()]
+    outcomes = [stats.verdict(pq, costs=dict.fromkeys(pq, 0)) for pq in namespace["cases"]]
     assert any(v.winner is not None for v in outcomes)
     assert any(v.winner is None and not v.ruled_out for v in outcomes)
     assert any(v.winner is None and v.ruled_out for v in outcomes)
