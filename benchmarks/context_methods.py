@@ -1,7 +1,7 @@
 """Context methods side by side: headers, small-to-big, sentence windows, hybrid BM25, late chunking, a blend.
 
-    COURSE_DATA_DIR=/path/to/datasets nice -n 10 .venv/bin/python benchmarks/context_methods.py
-    .venv/bin/python benchmarks/context_methods.py --datasets collection reports     # the course's own, ~1 min
+    COURSE_DATA_DIR=/path/to/datasets nice -n 19 .venv/bin/python -m benchmarks.context_methods
+    .venv/bin/python -m benchmarks.context_methods --datasets collection reports    # the course's own, ~1-2 min
 
 Three data sets, each written to results/context_<dataset>.json:
 
@@ -54,8 +54,10 @@ from course_lib.late import late_chunk_embeddings, pool_chunks, token_vectors, t
 from course_lib.models import MODEL_NAME, load_embedding_model
 from course_lib.retrieval import (
     blend_vectors,
+    bm25_index,
     bm25_rankings,
     headed_texts,
+    lexical_words,
     parent_of,
     reciprocal_rank_fusion,
     sentence_windows,
@@ -209,13 +211,9 @@ def run(ds: EvalSet, model, embedder: _TimedVectors) -> dict:
 
     def index_bytes(how: str) -> int:
         dense = cost[how]["vectors"] * 384 * 4  # float32 vectors
-        if how in ("bm25", "hybrid", "hybrid+headers"):
-            import bm25s
-
-            texts = base_texts if how != "hybrid+headers" else headed
-            r = bm25s.BM25()
-            r.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
-            dense += sum(a.nbytes for a in r.scores.values() if isinstance(a, np.ndarray))
+        if how in ("bm25", "hybrid", "hybrid+headers"):  # the index bm25_rankings builds (lexical_words)
+            retriever, _ = bm25_index(lexical_words(base_texts if how != "hybrid+headers" else headed))
+            dense += sum(a.nbytes for a in retriever.scores.values() if isinstance(a, np.ndarray))
         return int(dense)
 
     summary = {}

@@ -162,7 +162,7 @@ def test_reproduces_a_stored_interval_exactly():
     bm25, naive = result["per_question"]["bm25"], result["per_question"]["naive"]
     got = paired_interval(bm25["span_recall"], naive["span_recall"], resamples=5000, seed=0)
     stored = result["methods"]["bm25"]["vs_naive"]["span_recall"]
-    assert [round(x, 4) for x in got] == stored == [0.1009, 0.0658, 0.1363]
+    assert [round(x, 4) for x in got] == stored == [0.1037, 0.0669, 0.1405]
 
 
 def _notebook_output(path, marker):
