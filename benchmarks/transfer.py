@@ -507,6 +507,19 @@ def _sources_summary(runs: Mapping[tuple[str, str, str], dict]) -> list[str]:
     return [f"On the Spanish set at the equal budget of {BUDGET:,} tokens, " + "; ".join(parts) + "."]
 
 
+def bm25_words(runs: Mapping[tuple[str, str, str], dict]) -> str:
+    """How the runs' BM25 split text into words: chunk-eval records the language it used (`versions.language`)
+    since the shared tokenizer (issue 45); runs without that record used bm25s's English stop words alone."""
+    recorded = {record["versions"].get("language") for record in runs.values()}
+    if recorded == {None}:
+        return "lower-cased words, English stop words, no stemming, the same on the Spanish set"
+    if None in recorded:
+        return ("mixed: some runs used the tokenizer before issue 45 (English stop words, no stemming), others the "
+                "shared one; rerun the older ones")
+    return ("the course's shared tokenizer (`course_lib.retrieval.lexical_words`) in the documents' language, as each "
+            "run file records it: " + "; ".join(sorted(recorded)))
+
+
 def readme(runs: Mapping[tuple[str, str, str], dict], taus: Mapping[str, Any]) -> str:
     """results/transfer/README.md, written from the run files and taus.json."""
     order = [(language, model, mode) for mode in MODES for language, model in RUNS if (language, model, mode) in runs]
@@ -530,8 +543,8 @@ def readme(runs: Mapping[tuple[str, str, str], dict], taus: Mapping[str, Any]) -
         "e5-small (multilingual-e5-small, 4-bit, with \"query: \" / \"passage: \"). MiniLM was not run on the "
         "Spanish set (an English-only model).",
         "- Grid: " + ", ".join(f"`{s}`" for s in GRID) + ". BM25 (`bm25:`, and its half of `hybrid:`) is "
-        "chunk-eval's: lower-cased words, English stop words, no stemming, the same on the Spanish set; "
-        "`bm25:recursive:256` embeds nothing, so it scores the same with every model of one language.",
+        f"chunk-eval's: {bm25_words(runs)}; `bm25:recursive:256` embeds nothing, so it scores the same with every "
+        "model of one language.",
         f"- Two modes: an exact budget of {BUDGET:,} cl100k tokens (`budget`: ranked chunks until {BUDGET:,} tokens, "
         f"the last one cut) and the top {K} chunks (`k5`). chunk-eval's verdict is on recall (a hit is any returned "
         "text overlapping the quote); span recall and MRR get verdicts of their own, computed the same way "

@@ -144,6 +144,21 @@ def test_the_pairs_share_a_language_or_a_model():
     }
 
 
+def test_the_readme_describes_the_bm25_each_run_used():
+    """Runs from before issue 45 record no language and used English stop words; today's chunk-eval records the
+    language its shared tokenizer used. The README says which, and says so when the runs mix the two."""
+    old = {"versions": {"bm25s": "0.3.16"}}
+    spanish = {"versions": {"language": "es (detected by py3langid); BM25 drops its stop words (negations kept) "
+                                        "and uses Snowball spanish stems"}}
+    english = {"versions": {"language": "en (detected by py3langid); BM25 drops its stop words (negations kept) "
+                                        "and uses Snowball english stems"}}
+    assert "English stop words, no stemming" in transfer.bm25_words({("es", "usem3", "budget"): old})
+    new = transfer.bm25_words({("es", "usem3", "budget"): spanish, ("en", "usem3", "budget"): english})
+    assert "lexical_words" in new and "Snowball spanish stems" in new and "Snowball english stems" in new
+    assert "English stop words" not in new
+    assert transfer.bm25_words({("es", "usem3", "budget"): spanish, ("en", "usem3", "budget"): old}).startswith("mixed")
+
+
 def test_winner_set_and_status():
     decided = {"winner": "a", "in_play": ["a"], "ruled_out": ["b", "c"]}
     open_ = {"winner": None, "in_play": ["a", "b"], "ruled_out": ["c"]}
