@@ -1,6 +1,6 @@
 """Is the verdict calibrated? Its winners on small question sets, checked against all 472 of Chroma's questions.
 
-    nice -n 19 .venv/bin/python benchmarks/calibrate_verdict.py        # about 10 minutes on 2 busy cores
+    nice -n 19 .venv/bin/python -m benchmarks.calibrate_verdict        # about 13 minutes on 2 busy cores
 
 No embedding: the committed per-question results of two experiments on Chroma's benchmark are the data.
 
