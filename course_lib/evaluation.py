@@ -35,6 +35,7 @@ __all__ = [
     "VectorIndex",
     "budget_cutoff",
     "covered_characters",
+    "evaluate_spans",
     "exact_budget",
     "mrr",
     "ndcg_at_k",
@@ -374,6 +375,15 @@ class VectorIndex:
 
 
 # --- Argument checks: the error messages of the functions above, kept out of their way ---
+
+
+def evaluate_spans(chunk_vectors: Any, query_vectors: Any, questions: Sequence[Mapping], spans: Sequence[SpanLike],
+                   k: int = 5) -> dict[str, list[float]]:
+    """Span recall, precision and IoU per question (Chroma's format) of its k nearest chunks: 08, Exercise 8.1 (c)."""
+    hits, _ = VectorIndex(chunk_vectors).search(query_vectors, k=k)
+    scored = [span_scores([spans[i] for i in row], [(q["corpus_id"], r["start_index"], r["end_index"])
+                                                    for r in q["references"]]) for q, row in zip(questions, hits)]
+    return {name: [getattr(s, name) for s in scored] for name in ("recall", "precision", "iou")}
 
 
 def _check_k(k: Any, *, optional: bool = False) -> int | None:

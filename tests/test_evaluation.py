@@ -17,6 +17,7 @@ from course_lib.evaluation import (
     VectorIndex,
     budget_cutoff,
     covered_characters,
+    evaluate_spans,
     mrr,
     ndcg_at_k,
     overlapping_indices,
@@ -212,6 +213,17 @@ def test_covered_characters_by_hand():
     assert covered_characters([("a", 0, 10), ("b", 0, 10)]) == 20  # documents apart
     with pytest.raises(TypeError, match="spans must be"):
         covered_characters("0-10")
+
+
+def test_evaluate_spans_scores_each_question_on_its_nearest_chunks():
+    chunks = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])  # question 0 is nearest chunk 0, question 1 chunk 1
+    spans = [("a", 0, 10), ("a", 10, 20), ("b", 0, 10)]
+    questions = [{"corpus_id": "a", "references": [{"start_index": 5, "end_index": 15}]},
+                 {"corpus_id": "b", "references": [{"start_index": 0, "end_index": 4}]}]
+    scores = evaluate_spans(chunks, np.array([[1.0, 0.0], [0.0, 1.0]]), questions, spans, k=1)
+    assert scores == {"recall": [0.5, 0.0], "precision": [0.5, 0.0], "iou": [5 / 15, 0.0]}
+    two = evaluate_spans(chunks, np.array([[0.0, 1.0]]), questions[1:], spans, k=2)  # chunks 1, then 2
+    assert two == {"recall": [1.0], "precision": [4 / 20], "iou": [4 / 20]}
 
 
 @given(st.lists(span, max_size=8))
